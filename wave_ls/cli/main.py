@@ -1,0 +1,59 @@
+"""``wave-ls``: serve LSP (default) or run one of the subcommands.
+
+Each subcommand lives in its own module with ``add_arguments(parser)`` and ``run(args)``;
+those modules import their heavy dependencies inside ``run`` so start-up stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# subcommand -> (module, one-line help)
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "agents": ("wave_ls.cli.agents_cmd", "list the subagents of a workspace and their problems"),
+    "run": ("wave_ls.cli.run_cmd", "run one agent turn and print the answer"),
+    "fake-model": ("wave_ls.cli.fake_model_cmd", "serve the offline, scriptable model"),
+    "demo": ("wave_ls.cli.demo_cmd", "run the offline demo: a real server, a real client"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wave-ls", description="Language server with a coding-agent runtime and subagents."
+    )
+    parser.add_argument("--stdio", action="store_true", help="serve LSP on stdin/stdout (default)")
+    parser.add_argument("--tcp", action="store_true", help="serve LSP over TCP")
+    parser.add_argument("--host", default="127.0.0.1", help="TCP host (with --tcp)")
+    parser.add_argument("--port", type=int, default=2087, help="TCP port (with --tcp)")
+    parser.add_argument("--log-file", help="write logs to this file instead of stderr")
+    parser.add_argument("--log-level", help="DEBUG, INFO, WARNING (default) or ERROR")
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in SUBCOMMANDS.items():
+        sub = commands.add_parser(name, help=help_text, description=help_text)
+        importlib.import_module(module_name).add_arguments(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from wave_ls.log import setup_logging
+
+    setup_logging(args.log_level, args.log_file)
+    if args.version:
+        from wave_ls import __version__
+
+        print(__version__)
+        return 0
+    if args.command:
+        module_name = SUBCOMMANDS[args.command][0]
+        return int(importlib.import_module(module_name).run(args) or 0)
+    from wave_ls.server.app import serve
+
+    return serve(tcp=args.tcp, host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,332 @@
+"""The runtime's few core types and protocols, in one place.
+
+Everything else in the runtime is a swappable part behind one of these:
+
+- ``ModelClient``: streams one model round (any OpenAI-compatible endpoint, or a test double).
+- ``Tool``: one capability the model can call, run inside a ``ToolContext``.
+- ``EventSink``: where every change of a conversation is announced (adapters subscribe).
+- ``PermissionAsker``: answers "may this tool call run?" when the policy needs a human.
+
+Messages are kept in the OpenAI Chat Completions shape (``Message.to_openai``) so that a
+conversation is exactly what the model sees, and a transcript line is one message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant", "tool"]
+
+
+@dataclass
+class ToolCall:
+    """One tool call requested by the model; ``arguments`` is the raw JSON text."""
+
+    id: str
+    name: str
+    arguments: str
+
+    def to_openai(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
+
+
+@dataclass
+class Usage:
+    """Token counts of one model round (or a sum of rounds)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+    def to_json(self) -> dict[str, int]:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class Message:
+    """One message of a conversation.
+
+    ``meta`` carries what the client needs but the model does not see as a field of its own
+    (``{"reminder": True}`` for injected reminders, ``{"isMeta": True}`` for memory, ...).
+    """
+
+    role: Role
+    content: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    tool_call_id: str | None = None
+    name: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_openai(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [call.to_openai() for call in self.tool_calls]
+            if not self.content:
+                out["content"] = None
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as stored in a transcript and shown to clients."""
+        out = self.to_openai()
+        if out.get("content") is None:
+            out["content"] = ""
+        if self.name is not None:
+            out["name"] = self.name
+        if self.meta:
+            out["meta"] = self.meta
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Message:
+        calls = [
+            ToolCall(c["id"], c["function"]["name"], c["function"].get("arguments") or "")
+            for c in data.get("tool_calls") or []
+        ]
+        return cls(
+            role=data["role"],
+            content=data.get("content") or "",
+            tool_calls=calls,
+            tool_call_id=data.get("tool_call_id"),
+            name=data.get("name"),
+            meta=dict(data.get("meta") or {}),
+        )
+
+
+# --------------------------------------------------------------------------- model
+
+
+@dataclass
+class ModelRequest:
+    """Everything one model round needs."""
+
+    model: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    # Extra sampling parameters (temperature, reasoning_effort, ...) passed through verbatim,
+    # so that ``model: inherit`` can reuse exactly the session's parameters.
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ModelResponse:
+    content: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    finish_reason: str | None = None
+
+
+class ModelError(Exception):
+    """A model round failed; ``str(error)`` is the one message a person reads."""
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """Streams one round; ``on_delta`` gets each piece of assistant text as it arrives."""
+
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ModelResponse: ...
+
+
+# --------------------------------------------------------------------------- events
+
+
+@dataclass
+class UserMessageAdded:
+    message: Message
+
+
+@dataclass
+class AssistantContentDelta:
+    delta: str
+    content: str  # the whole text so far in this round
+
+
+@dataclass
+class AssistantMessageAdded:
+    message: Message
+
+
+@dataclass
+class ToolBlockUpdated:
+    """A tool call's block changed: started, progressed (``short_result``) or finished."""
+
+    tool_call_id: str
+    name: str
+    arguments: str
+    status: Literal["pending", "running", "completed", "failed"]
+    short_result: str = ""
+    result: str | None = None
+    # Anything the adapter may show besides (subagent type, task id, worktree, ...).
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MessagesChanged:
+    messages: list[Message]
+
+
+@dataclass
+class UsageUpdated:
+    round_usage: Usage
+    total: Usage
+
+
+@dataclass
+class TurnEnded:
+    status: Literal["completed", "cancelled", "failed"]
+    text: str
+    error: str | None = None
+
+
+Event = (
+    UserMessageAdded
+    | AssistantContentDelta
+    | AssistantMessageAdded
+    | ToolBlockUpdated
+    | MessagesChanged
+    | UsageUpdated
+    | TurnEnded
+)
+
+
+class EventSink(Protocol):
+    """Receives every change of a conversation. Must not block: queue or coalesce."""
+
+    def emit(self, event: Event) -> None: ...
+
+
+class NullSink:
+    def emit(self, event: Event) -> None:
+        pass
+
+
+class FanOutSink:
+    """Sends each event to several sinks; one failing sink does not stop the others."""
+
+    def __init__(self, *sinks: EventSink) -> None:
+        self.sinks = list(sinks)
+
+    def emit(self, event: Event) -> None:
+        import logging
+
+        for sink in self.sinks:
+            try:
+                sink.emit(event)
+            except Exception:  # an adapter's bug must not break the conversation
+                logging.getLogger(__name__).exception("event sink failed")
+
+
+# --------------------------------------------------------------------------- permissions
+
+PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "bypassPermissions",
+    "plan",
+)
+
+
+@dataclass
+class PermissionRequest:
+    tool_name: str
+    arguments: dict[str, Any]
+    summary: str  # one line a person reads: "Edit src/app.py", "Bash: rm -rf build"
+
+
+@dataclass
+class PermissionDecision:
+    allowed: bool
+    message: str = ""  # shown to the model when denied
+
+
+class PermissionAsker(Protocol):
+    async def ask(self, request: PermissionRequest) -> PermissionDecision: ...
+
+
+# --------------------------------------------------------------------------- tools
+
+
+@dataclass
+class ToolResult:
+    """What a tool returns to the model (``content``) and to the UI (``short_result``)."""
+
+    content: str
+    is_error: bool = False
+    short_result: str = ""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolError(Exception):
+    """Raised by a tool for an expected failure; becomes an error result the model reads."""
+
+
+@dataclass
+class ToolContext:
+    """Where and for whom a tool runs. Tools never use the process's cwd.
+
+    ``cwd`` is the agent's working directory (a worktree for an isolated subagent);
+    ``write_root``, when set, is the only tree Write/Edit may touch (worktree safety);
+    ``services`` holds session-wide collaborators by name (``"tasks"``, ``"lsp"``,
+    ``"web_search"``, ``"agents"``, ...), so adapters plug in without the tools knowing them;
+    ``report`` updates the tool block's ``short_result`` while the tool runs.
+    """
+
+    cwd: Path
+    home: Path
+    session_id: str = ""
+    tool_call_id: str = ""
+    write_root: Path | None = None
+    services: dict[str, Any] = field(default_factory=dict)
+    report: Callable[[str], None] = lambda _text: None
+
+    def resolve(self, path: str) -> Path:
+        """An absolute path, or one relative to the agent's working directory."""
+        candidate = Path(path).expanduser()
+        return candidate if candidate.is_absolute() else (self.cwd / candidate)
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """One tool. ``parameters`` is a JSON schema; ``read_only`` tools may run concurrently
+    with each other and are allowed in plan mode."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    read_only: bool
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def tool_schema(tool: Tool) -> dict[str, Any]:
+    """The tool in the shape of the Chat Completions ``tools`` list."""
+    return {
+        "type": "function",
+        "function": {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        },
+    }
+
+
+AsyncCallback = Callable[[], Awaitable[None]]
