@@ -1,13 +1,61 @@
-"""Placeholder: filled in by the issue that builds this command."""
+"""``wave-ls run "<prompt>"``: one agent turn in a folder; answer on stdout."""
 
 from __future__ import annotations
 
 import argparse
 
+from wave_ls.runtime.core import PERMISSION_MODES
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
+    parser.add_argument("prompt", help="what to ask the agent (may contain @agent:<name>)")
+    parser.add_argument("--cwd", default=".", help="the folder the agent works in")
+    parser.add_argument("--model", help="model id (default: $WAVE_MODEL)")
+    parser.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default="default",
+        help="default asks on the terminal before edits and commands",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    raise SystemExit("not implemented yet")
+    import asyncio
+    import sys
+    from pathlib import Path
+
+    from wave_ls.agents import AgentRegistry
+    from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
+    from wave_ls.runtime.model_client import OpenAIModelClient
+    from wave_ls.runtime.session import AgentSession
+    from wave_ls.runtime.settings import RuntimeSettings
+
+    settings = RuntimeSettings.from_env().override(model=args.model)
+    problem = settings.problem()
+    if problem:
+        print(f"wave-ls run: {problem}", file=sys.stderr)
+        return 2
+    cwd = Path(args.cwd).expanduser().resolve()
+    if not cwd.is_dir():
+        print(f"wave-ls run: not a directory: {cwd}", file=sys.stderr)
+        return 2
+    home = Path.home()
+    registry = AgentRegistry(home)
+    progress = TerminalProgress()
+    session = AgentSession(
+        cwd=cwd,
+        home=home,
+        model=settings.model or "",
+        client=OpenAIModelClient(settings.base_url, settings.api_key),
+        permission_mode=args.permission_mode,
+        sink=progress,
+        asker=TerminalAsker(),
+        available_agents=lambda: [(a.name, a.description) for a in registry.load(cwd).agents],
+    )
+    result = asyncio.run(session.send(args.prompt))
+    if result.text:
+        print(result.text)
+    if result.status != "completed":
+        print(f"wave-ls run: {result.error or result.status}", file=sys.stderr)
+        return 1
+    return 0

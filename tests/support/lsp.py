@@ -1,0 +1,127 @@
+"""A real pytest-lsp client talking to a real ``wave-ls`` subprocess over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.uris import from_fs_path
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import register_lsp_features
+from pytest_lsp.protocol import LanguageClientProtocol
+
+from wave_ls.server.protocol import RawRequestMessage, RawResponseMessage
+
+UPDATE = "wave/session/update"
+# The two client styles the suite runs against (esbonio-style capability matrix).
+CLIENTS = ("visual-studio-code", "neovim")
+
+
+class WaveClientProtocol(LanguageClientProtocol):
+    """Keeps ``wave/*`` payloads as plain JSON, as a real client sees them."""
+
+    def get_message_type(self, method: str) -> type[Any] | None:
+        if method.startswith("wave/"):
+            return RawRequestMessage
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> type[Any] | None:
+        if method.startswith("wave/"):
+            return RawResponseMessage
+        return super().get_result_type(method)
+
+
+class WaveClient(LanguageClient):
+    def __init__(self) -> None:
+        from lsprotocol.converters import get_converter
+
+        super().__init__(protocol_cls=WaveClientProtocol, converter_factory=get_converter)
+        register_lsp_features(self)
+        self.updates: list[dict[str, Any]] = []
+        self.update_waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[Any]]] = []
+        self.permission_answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+        self.permission_requests: list[dict[str, Any]] = []
+
+        @self.feature(UPDATE)
+        def on_update(params: dict[str, Any]) -> None:
+            self.updates.append(params)
+            for predicate, future in list(self.update_waiters):
+                if not future.done() and predicate(params):
+                    future.set_result(params)
+
+        @self.feature("wave/permission/request")
+        def on_permission(params: dict[str, Any]) -> dict[str, Any]:
+            self.permission_requests.append(params)
+            if self.permission_answer is None:
+                return {"allowed": False, "message": "no answer configured"}
+            return self.permission_answer(params)
+
+    async def request(self, method: str, params: Any) -> Any:
+        return await self.protocol.send_request_async(method, params)
+
+    async def wait_update(
+        self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 20
+    ) -> dict[str, Any]:
+        for update in self.updates:
+            if predicate(update):
+                return update
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.update_waiters.append((predicate, future))
+        return await asyncio.wait_for(future, timeout)
+
+    def updates_for(self, session_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        return [
+            u
+            for u in self.updates
+            if u.get("sessionId") == session_id and (kind is None or u.get("kind") == kind)
+        ]
+
+
+def server_env(home: Path, base_url: str | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
+    env["HOME"] = str(home)
+    if base_url:
+        env.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY="test-key", WAVE_MODEL="test-model")
+    env.update(extra)
+    return env
+
+
+def capabilities(client_name: str = "visual-studio-code", *, permission: bool = False) -> types.ClientCapabilities:
+    caps = client_capabilities(client_name)
+    if permission:
+        caps.experimental = {"wave": {"permissionRequest": True}}
+    return caps
+
+
+@asynccontextmanager
+async def wave_client(
+    env: dict[str, str],
+    *,
+    caps: types.ClientCapabilities | None = None,
+    init_options: Any = None,
+    root: Path | None = None,
+) -> AsyncIterator[WaveClient]:
+    client = WaveClient()
+    await client.start_io(sys.executable, "-m", "wave_ls", "--stdio", env=env)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=caps or capabilities(),
+                initialization_options=init_options,
+                root_uri=from_fs_path(str(root)) if root else None,
+            )
+        )
+        yield client
+        await asyncio.wait_for(client.shutdown_session(), 20)
+    finally:
+        await client.stop()
+        server = client._server
+        if server and server.returncode is None:
+            server.kill()
+            await server.wait()

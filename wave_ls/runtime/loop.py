@@ -1,0 +1,288 @@
+"""The conversation loop: model -> tool calls -> results -> model, until an answer.
+
+One ``Conversation`` is one agent's context (the main agent's, or a subagent's). It knows
+nothing of LSP, subagents or transcripts: it announces every change on its ``EventSink`` and
+hands every appended message to ``on_append`` (how transcripts are written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from wave_ls.runtime.core import (
+    AssistantContentDelta,
+    AssistantMessageAdded,
+    EventSink,
+    Message,
+    MessagesChanged,
+    ModelClient,
+    ModelError,
+    ModelRequest,
+    NullSink,
+    PermissionAsker,
+    PermissionDecision,
+    PermissionMode,
+    PermissionRequest,
+    Tool,
+    ToolBlockUpdated,
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    TurnEnded,
+    Usage,
+    UsageUpdated,
+    UserMessageAdded,
+    tool_schema,
+)
+from wave_ls.runtime.permissions import decide, permission_summary
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_ROUNDS = 100
+CANCELLED_TOOL_RESULT = "Interrupted: the user cancelled this tool call."
+
+
+@dataclass
+class AgentConfig:
+    """What one agent runs with: its prompt, model, tools and permission rules."""
+
+    system_prompt: str
+    model: str
+    tools: Sequence[Tool]
+    permission_mode: PermissionMode = "default"
+    params: dict[str, Any] = field(default_factory=dict)
+    # Reminder text placed first in the messages (memory); None when memory is off.
+    context_reminder: Callable[[], str | None] = lambda: None
+    # Plan mode's read-only Bash rules even outside plan mode (Explore, Plan).
+    read_only_bash: bool = False
+    max_rounds: int = DEFAULT_MAX_ROUNDS
+
+
+@dataclass
+class TurnResult:
+    status: Literal["completed", "cancelled", "failed"]
+    text: str
+    usage: Usage
+    error: str | None = None
+    # Number of assistant messages this turn produced (subagent outcome rules use it).
+    assistant_messages: int = 0
+    tool_calls: int = 0
+
+
+class DenyAll:
+    """The safe answer when nobody can be asked."""
+
+    def __init__(self, reason: str = "no one is available to approve it") -> None:
+        self.reason = reason
+
+    async def ask(self, request: PermissionRequest) -> PermissionDecision:
+        return PermissionDecision(False, f"Permission to {request.summary} denied: {self.reason}.")
+
+
+class Conversation:
+    """One agent's messages and the loop that extends them."""
+
+    def __init__(
+        self,
+        config: AgentConfig,
+        client: ModelClient,
+        context: ToolContext,
+        *,
+        sink: EventSink | None = None,
+        asker: PermissionAsker | None = None,
+        messages: list[Message] | None = None,
+        on_append: Callable[[Message], None] | None = None,
+    ) -> None:
+        self.config = config
+        self.client = client
+        self.context = context
+        self.sink = sink or NullSink()
+        self.asker = asker or DenyAll()
+        self.messages: list[Message] = list(messages or [])
+        self.on_append = on_append
+        self.usage = Usage()
+
+    # ------------------------------------------------------------------ public
+
+    def append(self, message: Message) -> None:
+        self.messages.append(message)
+        if self.on_append:
+            self.on_append(message)
+        if message.role == "user":
+            self.sink.emit(UserMessageAdded(message))
+        elif message.role == "assistant":
+            self.sink.emit(AssistantMessageAdded(message))
+
+    async def run_turn(self, user_messages: Sequence[Message] = ()) -> TurnResult:
+        """Add ``user_messages`` and run rounds until an answer without tool calls."""
+        for message in user_messages:
+            self.append(message)
+        self.sink.emit(MessagesChanged(list(self.messages)))
+        turn_usage = Usage()
+        answers = 0
+        calls = 0
+        last_text = ""
+        try:
+            for _round in range(self.config.max_rounds):
+                response = await self._model_round()
+                turn_usage = turn_usage + response.usage
+                answers += 1
+                last_text = response.content or last_text
+                if not response.tool_calls:
+                    return self._end(TurnResult("completed", last_text, turn_usage, None, answers, calls))
+                calls += len(response.tool_calls)
+                await self._run_tool_calls(response.tool_calls)
+            error = f"stopped after {self.config.max_rounds} model rounds (turn limit)"
+            return self._end(TurnResult("failed", last_text, turn_usage, error, answers, calls))
+        except ModelError as exc:
+            return self._end(TurnResult("failed", last_text, turn_usage, str(exc), answers, calls))
+        except asyncio.CancelledError:
+            self._close_open_tool_calls()
+            self._end(TurnResult("cancelled", last_text, turn_usage, "cancelled", answers, calls))
+            raise
+
+    def request_messages(self) -> list[dict[str, Any]]:
+        """The messages exactly as the next model round will receive them."""
+        out: list[dict[str, Any]] = [{"role": "system", "content": self.config.system_prompt}]
+        reminder = self.config.context_reminder()
+        if reminder:
+            out.append({"role": "user", "content": reminder})
+        out.extend(message.to_openai() for message in self.messages)
+        return out
+
+    # ------------------------------------------------------------------ model
+
+    async def _model_round(self) -> Any:
+        streamed: list[str] = []
+
+        def on_delta(delta: str) -> None:
+            streamed.append(delta)
+            self.sink.emit(AssistantContentDelta(delta, "".join(streamed)))
+
+        request = ModelRequest(
+            model=self.config.model,
+            messages=self.request_messages(),
+            tools=[tool_schema(tool) for tool in self.config.tools],
+            params=dict(self.config.params),
+        )
+        response = await self.client.complete(request, on_delta)
+        self.usage = self.usage + response.usage
+        self.append(Message("assistant", response.content, list(response.tool_calls)))
+        self.sink.emit(UsageUpdated(response.usage, self.usage))
+        return response
+
+    # ------------------------------------------------------------------ tools
+
+    async def _run_tool_calls(self, calls: list[ToolCall]) -> None:
+        for call in calls:
+            self._block(call, "pending")
+        # Consecutive concurrency-safe calls run together; the others one at a time, in order.
+        batch: list[ToolCall] = []
+        for call in calls:
+            if self._concurrency_safe(call):
+                batch.append(call)
+                continue
+            await self._run_batch(batch)
+            batch = []
+            await self._run_batch([call])
+        await self._run_batch(batch)
+
+    async def _run_batch(self, batch: list[ToolCall]) -> None:
+        if not batch:
+            return
+        results = await asyncio.gather(*(self._run_one(call) for call in batch))
+        for call, result in zip(batch, results, strict=True):
+            self.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+            status: Literal["completed", "failed"] = "failed" if result.is_error else "completed"
+            self._block(call, status, result.short_result, result.content, result.details)
+
+    def _concurrency_safe(self, call: ToolCall) -> bool:
+        tool = self._find(call.name)
+        if tool is None:
+            return True
+        return bool(getattr(tool, "concurrency_safe", tool.read_only))
+
+    def _find(self, name: str) -> Tool | None:
+        return next((tool for tool in self.config.tools if tool.name == name), None)
+
+    async def _run_one(self, call: ToolCall) -> ToolResult:
+        tool = self._find(call.name)
+        if tool is None:
+            return ToolResult(f"Tool '{call.name}' not found", is_error=True)
+        try:
+            args = json.loads(call.arguments) if call.arguments.strip() else {}
+        except json.JSONDecodeError as exc:
+            return ToolResult(f"Invalid JSON arguments for {call.name}: {exc}", is_error=True)
+        if not isinstance(args, dict):
+            return ToolResult(f"Arguments for {call.name} must be a JSON object", is_error=True)
+        denial = await self._permission_denial(tool, args)
+        if denial is not None:
+            return ToolResult(denial, is_error=True, short_result="denied")
+        self._block(call, "running")
+        context = dataclasses.replace(
+            self.context,
+            tool_call_id=call.id,
+            report=lambda text: self._block(call, "running", text),
+        )
+        try:
+            return await tool.run(args, context)
+        except ToolError as exc:
+            return ToolResult(str(exc), is_error=True, short_result="error")
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("tool %s crashed", call.name)
+            return ToolResult(f"{call.name} failed: {exc}", is_error=True, short_result="error")
+
+    async def _permission_denial(self, tool: Tool, args: dict[str, Any]) -> str | None:
+        verdict = decide(
+            self.config.permission_mode,
+            tool.name,
+            args,
+            read_only=tool.read_only,
+            read_only_bash=self.config.read_only_bash,
+        )
+        if verdict.action == "allow":
+            return None
+        if verdict.action == "deny":
+            return verdict.message
+        summary = permission_summary(tool.name, args)
+        decision = await self.asker.ask(PermissionRequest(tool.name, args, summary))
+        if decision.allowed:
+            return None
+        return decision.message or f"The user denied permission to {summary}."
+
+    def _block(
+        self,
+        call: ToolCall,
+        status: Literal["pending", "running", "completed", "failed"],
+        short_result: str = "",
+        result: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        self.sink.emit(
+            ToolBlockUpdated(
+                call.id, call.name, call.arguments, status, short_result, result, details or {}
+            )
+        )
+
+    def _close_open_tool_calls(self) -> None:
+        """Give every unanswered tool call a result so the history stays valid."""
+        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
+        for message in list(self.messages):
+            for call in message.tool_calls:
+                if call.id not in answered:
+                    self.append(Message("tool", CANCELLED_TOOL_RESULT, tool_call_id=call.id, name=call.name))
+                    self._block(call, "failed", "cancelled", CANCELLED_TOOL_RESULT)
+
+    def _end(self, result: TurnResult) -> TurnResult:
+        self.sink.emit(MessagesChanged(list(self.messages)))
+        self.sink.emit(TurnEnded(result.status, result.text, result.error))
+        return result

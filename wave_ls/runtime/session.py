@@ -1,0 +1,130 @@
+"""A main-agent chat session: the SDK's entry point, used by the server and the CLI.
+
+A session owns one ``Conversation`` plus what surrounds it: the working directory, the model,
+the permission mode, the session-wide services tools use, the transcript, and the mention
+reminders added to each user message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from wave_ls.chat_input.mentions import (
+    find_agent_mentions,
+    find_file_mentions,
+    file_mention_reminder,
+    mention_reminder,
+)
+from wave_ls.runtime.core import (
+    EventSink,
+    Message,
+    ModelClient,
+    PermissionAsker,
+    PermissionMode,
+    Tool,
+    ToolContext,
+)
+from wave_ls.runtime.loop import AgentConfig, Conversation, TurnResult
+from wave_ls.runtime.memory import memory_reminder_for
+from wave_ls.runtime.prompts import main_system_prompt
+from wave_ls.runtime.tools import builtin_tools
+from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
+
+
+class SessionBusy(Exception):
+    """A message was sent while the session's previous turn is still running."""
+
+
+class AgentSession:
+    """One chat with the main agent."""
+
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        home: Path,
+        model: str,
+        client: ModelClient,
+        session_id: str | None = None,
+        permission_mode: PermissionMode = "default",
+        sink: EventSink | None = None,
+        asker: PermissionAsker | None = None,
+        services: dict[str, Any] | None = None,
+        tools: Sequence[Tool] | None = None,
+        messages: Sequence[Message] = (),
+        persist: bool = True,
+        available_agents: Callable[[], Sequence[tuple[str, str]]] = lambda: (),
+    ) -> None:
+        self.id = session_id or uuid.uuid4().hex
+        self.cwd = cwd.resolve()
+        self.home = home
+        self.services: dict[str, Any] = dict(services or {})
+        self.available_agents = available_agents
+        self.transcript: TranscriptWriter | None = None
+        if persist:
+            self.transcript = TranscriptWriter(transcript_path(home, self.id))
+            if not messages:
+                self.transcript.write_header(
+                    session_id=self.id, cwd=str(self.cwd), model=model, permission_mode=permission_mode
+                )
+        config = AgentConfig(
+            system_prompt=main_system_prompt(self.cwd),
+            model=model,
+            tools=list(tools) if tools is not None else builtin_tools(),
+            permission_mode=permission_mode,
+            context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
+        )
+        context = ToolContext(cwd=self.cwd, home=home, session_id=self.id, services=self.services)
+        self.conversation = Conversation(
+            config,
+            client,
+            context,
+            sink=sink,
+            asker=asker,
+            messages=list(messages),
+            on_append=self.transcript.append if self.transcript else None,
+        )
+        self._lock = asyncio.Lock()
+
+    @property
+    def busy(self) -> bool:
+        return self._lock.locked()
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.conversation.messages
+
+    @property
+    def model(self) -> str:
+        return self.conversation.config.model
+
+    async def send(self, text: str) -> TurnResult:
+        """Run one turn for the user's ``text``; raises ``SessionBusy`` if one is running."""
+        if self._lock.locked():
+            raise SessionBusy(f"session {self.id} is still answering the previous message")
+        async with self._lock:
+            return await self.conversation.run_turn(self.user_messages(text))
+
+    def user_messages(self, text: str) -> list[Message]:
+        """The user's message verbatim, then the reminders its mentions call for."""
+        out = [Message("user", text)]
+        files = find_file_mentions(text)
+        if files:
+            out.append(Message("user", file_mention_reminder(self.cwd, files), meta={"reminder": "file"}))
+        agents = find_agent_mentions(text)
+        reminder = mention_reminder(agents, list(self.available_agents())) if agents else None
+        if reminder:
+            out.append(Message("user", reminder, meta={"reminder": "agent"}))
+        return out
+
+
+def resume_messages(home: Path, session_id: str) -> tuple[dict[str, Any], list[Message]] | None:
+    """The header and messages of a saved session, or None when there is no transcript."""
+    path = transcript_path(home, session_id)
+    if not path.exists():
+        return None
+    return load_transcript(path)

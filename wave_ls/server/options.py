@@ -1,0 +1,54 @@
+"""``initializationOptions``: typed, fully defaulted, and forgiving.
+
+A bad value never stops the server: it falls back to its default and the problem is returned
+so the server can show it to the user (``window/showMessage``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from wave_ls.runtime.core import PERMISSION_MODES, PermissionMode
+
+
+@dataclass(frozen=True)
+class InitializationOptions:
+    """Client settings; each overrides the matching environment variable when set."""
+
+    model: str | None = None  # WAVE_MODEL
+    baseUrl: str | None = None  # OPENAI_BASE_URL  # noqa: N815 (the wire name)
+    apiKey: str | None = None  # OPENAI_API_KEY  # noqa: N815
+    permissionMode: PermissionMode = "default"  # noqa: N815
+    logFile: str | None = None  # noqa: N815
+    logLevel: str | None = None  # noqa: N815
+
+
+def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[str]]:
+    """The options from the client's JSON, and one message per value that was ignored."""
+    if raw is None:
+        return InitializationOptions(), []
+    if not isinstance(raw, dict):
+        return InitializationOptions(), [
+            f"initializationOptions must be an object, got {type(raw).__name__}; using defaults"
+        ]
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    known = {f.name for f in fields(InitializationOptions)}
+    for key, value in raw.items():
+        if key not in known:
+            continue  # other clients' settings are not ours to judge
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            problems.append(f"initializationOptions.{key} must be a string; ignored")
+            continue
+        if key == "permissionMode" and value not in PERMISSION_MODES:
+            allowed = ", ".join(PERMISSION_MODES)
+            problems.append(
+                f"initializationOptions.permissionMode {value!r} is not one of {allowed}; "
+                "using 'default'"
+            )
+            continue
+        values[key] = value
+    return InitializationOptions(**values), problems

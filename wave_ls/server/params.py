@@ -1,0 +1,44 @@
+"""Validation of raw request params: every problem becomes a JSON-RPC InvalidParams error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+T = TypeVar("T")
+
+
+def require_object(params: Any, method: str) -> dict[str, Any]:
+    if not isinstance(params, dict):
+        raise JsonRpcInvalidParams(f"{method}: params must be an object")
+    return params
+
+
+def field(params: dict[str, Any], name: str, kind: type[T], method: str, *, required: bool = False) -> T | None:
+    """``params[name]`` checked against ``kind``; None when absent and not required."""
+    value = params.get(name)
+    if value is None:
+        if required:
+            raise JsonRpcInvalidParams(f"{method}: '{name}' is required")
+        return None
+    # bool is a subclass of int: a flag must not pass as a number
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise JsonRpcInvalidParams(f"{method}: '{name}' must be a {kind.__name__}")
+    return value
+
+
+def required_str(params: dict[str, Any], name: str, method: str) -> str:
+    value = field(params, name, str, method, required=True)
+    assert value is not None
+    return value
+
+
+def existing_dir(value: str, name: str, method: str) -> Path:
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
+    if not path.is_dir():
+        raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
+    return path.resolve()

@@ -1,0 +1,49 @@
+"""A pygls protocol that hands ``wave/*`` params to handlers as plain JSON.
+
+pygls turns the params of methods it does not know into namedtuples (mangling some keys), and
+typed params that fail to structure are dropped without a response. Our handlers take the raw
+dict and validate it themselves, so every bad request gets a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from pygls.protocol import LanguageServerProtocol
+
+WAVE_PREFIX = "wave/"
+
+
+@attrs.define
+class RawRequestMessage:
+    id: int | str
+    method: str
+    params: Any = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class RawNotificationMessage:
+    method: str
+    params: Any = None
+    jsonrpc: str = "2.0"
+
+
+@attrs.define
+class RawResponseMessage:
+    id: int | str
+    result: Any = None
+    jsonrpc: str = "2.0"
+
+
+class WaveProtocol(LanguageServerProtocol):
+    def get_message_type(self, method: str) -> type[Any] | None:
+        if method.startswith(WAVE_PREFIX):
+            return RawRequestMessage
+        return super().get_message_type(method)
+
+    def get_result_type(self, method: str) -> type[Any] | None:
+        if method.startswith(WAVE_PREFIX):
+            return RawResponseMessage
+        return super().get_result_type(method)

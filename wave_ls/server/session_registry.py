@@ -1,0 +1,24 @@
+"""The live sessions of one server, by id, with the sink that reports each to the client."""
+
+from __future__ import annotations
+
+from pygls.exceptions import JsonRpcInvalidParams
+
+from wave_ls.runtime.session import AgentSession
+from wave_ls.server.updates import SessionUpdateSink
+
+
+class SessionRegistry:
+    def __init__(self) -> None:
+        self.sessions: dict[str, AgentSession] = {}
+        self.sinks: dict[str, SessionUpdateSink] = {}
+
+    def add(self, session: AgentSession, sink: SessionUpdateSink) -> None:
+        self.sessions[session.id] = session
+        self.sinks[session.id] = sink
+
+    def get(self, session_id: str, method: str) -> AgentSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise JsonRpcInvalidParams(f"{method}: unknown sessionId {session_id!r}")
+        return session

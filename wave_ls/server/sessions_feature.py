@@ -1,0 +1,142 @@
+"""``wave/session/new``, ``wave/chat/send``, ``wave/session/messages``."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+
+from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
+from wave_ls.runtime.session import AgentSession, SessionBusy, resume_messages
+from wave_ls.runtime.transcript import valid_session_id
+from wave_ls.server.app import WaveServer
+from wave_ls.server.params import existing_dir, field, require_object, required_str
+from wave_ls.server.permission_prompt import LspPermissionAsker
+from wave_ls.server.updates import SessionUpdateSink
+
+SESSION_NEW = "wave/session/new"
+CHAT_SEND = "wave/chat/send"
+SESSION_MESSAGES = "wave/session/messages"
+SESSION_BUSY_CODE = -32010
+
+
+def model_client_for(ls: WaveServer) -> ModelClient:
+    from wave_ls.runtime.model_client import OpenAIModelClient
+    from wave_ls.runtime.settings import UnconfiguredModelClient
+
+    problem = ls.settings.problem()
+    if problem:
+        return UnconfiguredModelClient(problem)
+    return OpenAIModelClient(ls.settings.base_url, ls.settings.api_key)
+
+
+def open_session(
+    ls: WaveServer,
+    *,
+    cwd: Path,
+    model: str | None,
+    permission_mode: PermissionMode,
+    session_id: str | None = None,
+    messages: list[Message] | None = None,
+) -> AgentSession:
+    """Create (or re-create from its transcript) a session and wire it to the client."""
+    from wave_ls.server.agents_feature import agent_choices
+
+    holder: dict[str, str] = {}
+    sink = SessionUpdateSink("", ls.notify)
+    session = AgentSession(
+        cwd=cwd,
+        home=ls.home,
+        model=model or ls.settings.model or "unconfigured",
+        client=model_client_for(ls),
+        session_id=session_id,
+        permission_mode=permission_mode,
+        sink=sink,
+        asker=LspPermissionAsker(ls, lambda: holder["id"]),
+        messages=messages or [],
+        available_agents=lambda: agent_choices(ls, cwd),
+    )
+    holder["id"] = sink.session_id = session.id
+    ls.sessions.add(session, sink)
+    return session
+
+
+def register(server: WaveServer) -> None:
+    @server.feature(SESSION_NEW)
+    def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
+        p = require_object(params, SESSION_NEW)
+        mode = field(p, "permissionMode", str, SESSION_NEW) or ls.settings.permission_mode
+        if mode not in PERMISSION_MODES:
+            raise JsonRpcInvalidParams(
+                f"{SESSION_NEW}: permissionMode must be one of {', '.join(PERMISSION_MODES)}"
+            )
+        model = field(p, "model", str, SESSION_NEW)
+        cwd_text = field(p, "cwd", str, SESSION_NEW)
+        resume_id = field(p, "sessionId", str, SESSION_NEW)
+        if field(p, "worktree", str, SESSION_NEW) is not None:
+            raise JsonRpcInvalidParams(f"{SESSION_NEW}: session worktrees are not available yet")
+        registry = ls.sessions
+        if resume_id is not None:
+            if not valid_session_id(resume_id):
+                raise JsonRpcInvalidParams(f"{SESSION_NEW}: invalid sessionId {resume_id!r}")
+            if resume_id in registry.sessions:
+                return {"sessionId": resume_id, "resumed": True}
+            saved = resume_messages(ls.home, resume_id)
+            if saved is None:
+                raise JsonRpcInvalidParams(f"{SESSION_NEW}: no saved session {resume_id!r}")
+            header, messages = saved
+            cwd = existing_dir(cwd_text or str(header.get("cwd", "")), "cwd", SESSION_NEW)
+            session = open_session(
+                ls,
+                cwd=cwd,
+                model=model or header.get("model"),
+                permission_mode=mode,  # type: ignore[arg-type]
+                session_id=resume_id,
+                messages=messages,
+            )
+            return {"sessionId": session.id, "resumed": True}
+        if cwd_text is None:
+            raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
+        cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
+        session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)  # type: ignore[arg-type]
+        return {"sessionId": session.id}
+
+    @server.feature(CHAT_SEND)
+    async def chat_send(ls: WaveServer, params: Any) -> dict[str, Any]:
+        p = require_object(params, CHAT_SEND)
+        registry = ls.sessions
+        session = registry.get(required_str(p, "sessionId", CHAT_SEND), CHAT_SEND)
+        text = required_str(p, "text", CHAT_SEND)
+        sink = registry.sinks[session.id]
+        try:
+            result = await session.send(text)
+        except SessionBusy as exc:
+            raise JsonRpcServerError(str(exc), SESSION_BUSY_CODE) from exc
+        except asyncio.CancelledError:
+            sink.flush()
+            return {"status": "cancelled", "text": "", "usage": session.conversation.usage.to_json()}
+        sink.flush()
+        reply: dict[str, Any] = {
+            "status": result.status,
+            "text": result.text,
+            "usage": result.usage.to_json(),
+        }
+        if result.error:
+            reply["error"] = result.error
+        return reply
+
+    @server.feature(SESSION_MESSAGES)
+    def session_messages(ls: WaveServer, params: Any) -> dict[str, Any]:
+        p = require_object(params, SESSION_MESSAGES)
+        session_id = required_str(p, "sessionId", SESSION_MESSAGES)
+        session = ls.sessions.sessions.get(session_id)
+        if session is not None:
+            messages = session.messages
+        else:
+            saved = resume_messages(ls.home, session_id) if valid_session_id(session_id) else None
+            if saved is None:
+                raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
+            messages = saved[1]
+        return {"messages": [message.to_json() for message in messages]}
