@@ -16,7 +16,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
-from wave_ls.server.protocol import RawRequestMessage, RawResponseMessage
+from wave_ls.server.protocol import wave_message_type, wave_result_type
 
 UPDATE = "wave/session/update"
 # The two client styles the suite runs against (esbonio-style capability matrix).
@@ -27,14 +27,10 @@ class WaveClientProtocol(LanguageClientProtocol):
     """Keeps ``wave/*`` payloads as plain JSON, as a real client sees them."""
 
     def get_message_type(self, method: str) -> type[Any] | None:
-        if method.startswith("wave/"):
-            return RawRequestMessage
-        return super().get_message_type(method)
+        return wave_message_type(method) or super().get_message_type(method)
 
     def get_result_type(self, method: str) -> type[Any] | None:
-        if method.startswith("wave/"):
-            return RawResponseMessage
-        return super().get_result_type(method)
+        return wave_result_type(method) or super().get_result_type(method)
 
 
 class WaveClient(LanguageClient):
@@ -92,7 +88,9 @@ def server_env(home: Path, base_url: str | None = None, **extra: str) -> dict[st
     return env
 
 
-def capabilities(client_name: str = "visual-studio-code", *, permission: bool = False) -> types.ClientCapabilities:
+def capabilities(
+    client_name: str = "visual-studio-code", *, permission: bool = False
+) -> types.ClientCapabilities:
     caps = client_capabilities(client_name)
     if permission:
         caps.experimental = {"wave": {"permissionRequest": True}}

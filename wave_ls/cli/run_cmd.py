@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
     from wave_ls.runtime.model_client import OpenAIModelClient
-    from wave_ls.runtime.session import AgentSession
+    from wave_ls.session import AgentSession
     from wave_ls.runtime.settings import RuntimeSettings
 
     settings = RuntimeSettings.from_env().override(model=args.model)
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         permission_mode=args.permission_mode,
         sink=progress,
         asker=TerminalAsker(),
-        available_agents=lambda: [(a.name, a.description) for a in registry.load(cwd).agents],
+        catalog=lambda: registry.load(cwd),
     )
     result = asyncio.run(session.send(args.prompt))
     if result.text:

@@ -287,7 +287,8 @@ class ToolContext:
     ``write_root``, when set, is the only tree Write/Edit may touch (worktree safety);
     ``services`` holds session-wide collaborators by name (``"tasks"``, ``"lsp"``,
     ``"web_search"``, ``"agents"``, ...), so adapters plug in without the tools knowing them;
-    ``report`` updates the tool block's ``short_result`` while the tool runs.
+    ``report(text, details=None)`` updates the tool block's ``short_result`` (and details)
+    while the tool runs.
     """
 
     cwd: Path
@@ -296,7 +297,7 @@ class ToolContext:
     tool_call_id: str = ""
     write_root: Path | None = None
     services: dict[str, Any] = field(default_factory=dict)
-    report: Callable[[str], None] = lambda _text: None
+    report: Callable[..., None] = lambda _text, _details=None: None
 
     def resolve(self, path: str) -> Path:
         """An absolute path, or one relative to the agent's working directory."""

@@ -229,7 +229,7 @@ class Conversation:
         context = dataclasses.replace(
             self.context,
             tool_call_id=call.id,
-            report=lambda text: self._block(call, "running", text),
+            report=lambda text, details=None: self._block(call, "running", text, None, details),
         )
         try:
             return await tool.run(args, context)

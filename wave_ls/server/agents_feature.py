@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from wave_ls.agents import AgentCatalog, AgentRegistry
 from wave_ls.chat_input.completion import Candidate, complete
 from wave_ls.chat_input.query import at_query
-from wave_ls.chat_input.workspace_files import WorkspaceFiles
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import existing_dir, field, require_object, required_str
 
@@ -19,35 +16,6 @@ COMPLETION = "wave/chatInput/completion"
 # LSP CompletionItemKind
 KIND_AGENT = 7  # Class: stands out from files in every client
 KIND_FILE = 17
-
-
-class AgentIndex:
-    """The server's agent registry and per-folder file lists."""
-
-    def __init__(self, home: Path) -> None:
-        self.registry = AgentRegistry(home)
-        self.files: dict[Path, WorkspaceFiles] = {}
-
-    def catalog(self, cwd: Path) -> AgentCatalog:
-        return self.registry.load(cwd)
-
-    def workspace_files(self, cwd: Path) -> WorkspaceFiles:
-        if cwd not in self.files:
-            self.files[cwd] = WorkspaceFiles(cwd)
-        return self.files[cwd]
-
-
-def index_of(ls: WaveServer) -> AgentIndex:
-    index: AgentIndex | None = getattr(ls, "agent_index", None)
-    if index is None:
-        index = AgentIndex(ls.home)
-        ls.agent_index = index  # type: ignore[attr-defined]
-    return index
-
-
-def agent_choices(ls: WaveServer, cwd: Path) -> list[tuple[str, str]]:
-    """(name, description) of every subagent available in ``cwd``, for mention reminders."""
-    return [(agent.name, agent.description) for agent in index_of(ls).catalog(cwd).agents]
 
 
 def completion_item(candidate: Candidate) -> dict[str, Any]:
@@ -68,7 +36,7 @@ def register(server: WaveServer) -> None:
         p = require_object(params if params is not None else {}, AGENTS_LIST)
         cwd_text = field(p, "cwd", str, AGENTS_LIST)
         cwd = existing_dir(cwd_text, "cwd", AGENTS_LIST) if cwd_text else ls.root
-        catalog = index_of(ls).catalog(cwd)
+        catalog = ls.agents.load(cwd)
         return {
             "agents": [agent.to_json() for agent in catalog.agents],
             "problems": [problem.to_json() for problem in catalog.problems],
@@ -86,6 +54,6 @@ def register(server: WaveServer) -> None:
         query = at_query(text, cursor)
         if query is None:
             return {"isIncomplete": False, "items": []}
-        index = index_of(ls)
-        candidates = complete(query, index.catalog(cwd).agents, index.workspace_files(cwd).list())
+        files = ls.workspace_files(cwd).files()
+        candidates = complete(query, ls.agents.load(cwd).agents, files)
         return {"isIncomplete": True, "items": [completion_item(c) for c in candidates]}

@@ -18,7 +18,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from wave_ls import __version__
+from wave_ls.agents import AgentRegistry
+from wave_ls.chat_input.workspace_files import WorkspaceFiles
 from wave_ls.runtime.settings import RuntimeSettings
+from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry
@@ -36,6 +39,9 @@ class WaveServer(LanguageServer):
         self.home = Path.home()
         self.root: Path = Path.cwd()
         self.sessions = SessionRegistry()
+        self.agents = AgentRegistry(self.home)
+        self.files: dict[Path, WorkspaceFiles] = {}
+        self.agent_progress = AgentProgress(lambda: self.work_done_progress, lambda: self.supports_progress)
         self.background: set[asyncio.Task[Any]] = set()
 
     # ---------------------------------------------------------------- client facts
@@ -74,8 +80,11 @@ class WaveServer(LanguageServer):
         task.add_done_callback(done)
         return task
 
-    def cwd_or_root(self, cwd: str | None) -> Path:
-        return Path(cwd).expanduser().resolve() if cwd else self.root
+    def workspace_files(self, cwd: Path) -> WorkspaceFiles:
+        """The cached file list of a folder, for ``@`` completion."""
+        if cwd not in self.files:
+            self.files[cwd] = WorkspaceFiles(cwd)
+        return self.files[cwd]
 
 
 def create_server() -> WaveServer:

@@ -37,13 +37,24 @@ class RawResponseMessage:
     jsonrpc: str = "2.0"
 
 
+# The ``wave/*`` methods that are notifications; every other ``wave/*`` method is a request.
+WAVE_NOTIFICATIONS = frozenset({"wave/session/update"})
+
+
+def wave_message_type(method: str) -> type[Any] | None:
+    """The raw message class of a ``wave/*`` method (both directions), else None."""
+    if not method.startswith(WAVE_PREFIX):
+        return None
+    return RawNotificationMessage if method in WAVE_NOTIFICATIONS else RawRequestMessage
+
+
+def wave_result_type(method: str) -> type[Any] | None:
+    return RawResponseMessage if method.startswith(WAVE_PREFIX) else None
+
+
 class WaveProtocol(LanguageServerProtocol):
     def get_message_type(self, method: str) -> type[Any] | None:
-        if method.startswith(WAVE_PREFIX):
-            return RawRequestMessage
-        return super().get_message_type(method)
+        return wave_message_type(method) or super().get_message_type(method)
 
     def get_result_type(self, method: str) -> type[Any] | None:
-        if method.startswith(WAVE_PREFIX):
-            return RawResponseMessage
-        return super().get_result_type(method)
+        return wave_result_type(method) or super().get_result_type(method)

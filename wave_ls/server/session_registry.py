@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from wave_ls.runtime.session import AgentSession
+from wave_ls.session import AgentSession
 from wave_ls.server.updates import SessionUpdateSink
 
 

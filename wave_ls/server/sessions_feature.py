@@ -9,7 +9,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
-from wave_ls.runtime.session import AgentSession, SessionBusy, resume_messages
+from wave_ls.session import AgentSession, SessionBusy, resume_messages
 from wave_ls.runtime.transcript import valid_session_id
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import existing_dir, field, require_object, required_str
@@ -42,10 +42,8 @@ def open_session(
     messages: list[Message] | None = None,
 ) -> AgentSession:
     """Create (or re-create from its transcript) a session and wire it to the client."""
-    from wave_ls.server.agents_feature import agent_choices
-
     holder: dict[str, str] = {}
-    sink = SessionUpdateSink("", ls.notify)
+    sink = SessionUpdateSink("", ls.notify, on_sent=ls.agent_progress.on_update)
     session = AgentSession(
         cwd=cwd,
         home=ls.home,
@@ -56,7 +54,7 @@ def open_session(
         sink=sink,
         asker=LspPermissionAsker(ls, lambda: holder["id"]),
         messages=messages or [],
-        available_agents=lambda: agent_choices(ls, cwd),
+        catalog=lambda: ls.agents.load(cwd),
     )
     holder["id"] = sink.session_id = session.id
     ls.sessions.add(session, sink)

@@ -129,9 +129,11 @@ class SessionUpdateSink:
         session_id: str,
         notify: Callable[[str, dict[str, Any]], None],
         max_rate: float = DEFAULT_MAX_RATE,
+        on_sent: Callable[[dict[str, Any]], None] = lambda _update: None,
     ) -> None:
         self.session_id = session_id
         self.notify = notify
+        self.on_sent = on_sent  # sees each update after coalescing (progress mirrors it)
         self.coalescer = Coalescer(self._send, max_rate)
 
     def emit(self, event: Event) -> None:
@@ -144,3 +146,4 @@ class SessionUpdateSink:
 
     def _send(self, update: dict[str, Any]) -> None:
         self.notify(UPDATE_METHOD, {"sessionId": self.session_id, **update})
+        self.on_sent(update)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from wave_ls.agents import AgentCatalog
 from wave_ls.chat_input.mentions import (
     find_agent_mentions,
     find_file_mentions,
@@ -28,11 +29,14 @@ from wave_ls.runtime.core import (
     Tool,
     ToolContext,
 )
-from wave_ls.runtime.loop import AgentConfig, Conversation, TurnResult
+from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
+from wave_ls.subagents.activity import SubagentListener
+from wave_ls.subagents.agent_tool import AgentTool
+from wave_ls.subagents.runner import SubagentHost
 
 
 class SessionBusy(Exception):
@@ -57,13 +61,14 @@ class AgentSession:
         tools: Sequence[Tool] | None = None,
         messages: Sequence[Message] = (),
         persist: bool = True,
-        available_agents: Callable[[], Sequence[tuple[str, str]]] = lambda: (),
+        catalog: Callable[[], AgentCatalog] | None = None,
+        listeners: Sequence[SubagentListener] = (),
     ) -> None:
         self.id = session_id or uuid.uuid4().hex
         self.cwd = cwd.resolve()
         self.home = home
         self.services: dict[str, Any] = dict(services or {})
-        self.available_agents = available_agents
+        self.catalog = catalog
         self.transcript: TranscriptWriter | None = None
         if persist:
             self.transcript = TranscriptWriter(transcript_path(home, self.id))
@@ -71,10 +76,23 @@ class AgentSession:
                 self.transcript.write_header(
                     session_id=self.id, cwd=str(self.cwd), model=model, permission_mode=permission_mode
                 )
+        all_tools = list(tools) if tools is not None else builtin_tools()
+        if catalog is not None:
+            self.subagents = SubagentHost(
+                client=client,
+                catalog=catalog,
+                parent_config=lambda: self.conversation.config,
+                asker=asker or DenyAll(),
+                memory_cwd=self.cwd,
+                home=home,
+                listeners=list(listeners),
+            )
+            self.services["subagents"] = self.subagents
+            all_tools.append(AgentTool(self.subagents))
         config = AgentConfig(
             system_prompt=main_system_prompt(self.cwd),
             model=model,
-            tools=list(tools) if tools is not None else builtin_tools(),
+            tools=all_tools,
             permission_mode=permission_mode,
             context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
         )
@@ -116,7 +134,8 @@ class AgentSession:
         if files:
             out.append(Message("user", file_mention_reminder(self.cwd, files), meta={"reminder": "file"}))
         agents = find_agent_mentions(text)
-        reminder = mention_reminder(agents, list(self.available_agents())) if agents else None
+        choices = [(a.name, a.description) for a in self.catalog().agents] if self.catalog else []
+        reminder = mention_reminder(agents, choices) if agents else None
         if reminder:
             out.append(Message("user", reminder, meta={"reminder": "agent"}))
         return out

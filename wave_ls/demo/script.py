@@ -1,0 +1,118 @@
+"""The offline demo: a throwaway project and the fake model's script for it."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+PROJECT_FILES = {
+    "calc.py": '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a - b\n\n\n'
+    "def mul(a, b):\n    return a * b\n",
+    "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_mul():\n    assert mul(2, 3) == 6\n",
+    "AGENTS.md": "# Project notes\nCheck changes with `python3 -c 'import calc'` style one-liners.\n",
+    ".wave/agents/test-runner.md": "---\nname: test-runner\ndescription: Use PROACTIVELY to run "
+    "the tests and report failures.\ntools: Read, Grep, Glob, Bash\n---\nYou run the project's "
+    "tests and report which ones fail and why.\n",
+}
+
+FIX_MESSAGE = "The add function in calc.py is broken. Please find the bug, fix it and check it."
+EXPLORE_MESSAGE = "[@agent:Explore] where are the tests for the calculator?"
+EXPLORE_TASK = "Find the test files for calc.py and list the functions they test."
+CHECK = "python3 -c 'import calc; assert calc.add(2, 3) == 5; print(\"add(2, 3) =\", calc.add(2, 3))'"
+
+
+def make_project(root: Path) -> None:
+    """A small git repo with a bug in it."""
+    for relative, text in PROJECT_FILES.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    env_args = ["-c", "user.name=wave demo", "-c", "user.email=demo@wave.invalid"]
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], [*env_args, "commit", "-qm", "start"]):
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+
+def call(name: str, **arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": arguments}
+
+
+def demo_script() -> dict[str, Any]:
+    """What the offline model answers, route by route (see docs/fake-model.md)."""
+    slow = {"chunk_size": 6, "chunk_delay": 0.02}
+    return {
+        "routes": [
+            {
+                "match": "add function in calc.py is broken",
+                "steps": [
+                    {
+                        "content": "Let me look at the calculator first.",
+                        "tool_calls": [
+                            call("Grep", pattern="def add", output_mode="content", **{"-n": True}),
+                            call("Read", file_path="calc.py"),
+                        ],
+                        **slow,
+                    },
+                    {
+                        "content": "`add` subtracts instead of adding. Fixing it.",
+                        "tool_calls": [
+                            call(
+                                "Edit",
+                                file_path="calc.py",
+                                old_string="return a - b",
+                                new_string="return a + b",
+                            )
+                        ],
+                        **slow,
+                    },
+                    {
+                        "content": "Now let me check the fix.",
+                        "tool_calls": [call("Bash", command=CHECK, description="Check add()")],
+                        **slow,
+                    },
+                    {
+                        "content": "Fixed: `add` in calc.py returned `a - b`; it now returns "
+                        "`a + b`, and `add(2, 3)` gives 5.",
+                        **slow,
+                    },
+                ],
+            },
+            {
+                "match": "where are the tests for the calculator",
+                "steps": [
+                    {
+                        "content": "I'll ask the Explore subagent to find them.",
+                        "tool_calls": [
+                            call(
+                                "Agent",
+                                description="Find calculator tests",
+                                prompt=EXPLORE_TASK,
+                                subagent_type="Explore",
+                            )
+                        ],
+                        **slow,
+                    },
+                    {
+                        "content": "The tests are in `test_calc.py`: `test_add` and `test_mul`.",
+                        **slow,
+                    },
+                ],
+            },
+            {
+                "match": EXPLORE_TASK,
+                "steps": [
+                    {
+                        "tool_calls": [call("Glob", pattern="**/test_*.py")],
+                        "delay": 0.3,
+                    },
+                    {"tool_calls": [call("Read", file_path="test_calc.py")], "delay": 0.3},
+                    {
+                        "content": "test_calc.py tests calc.add (test_add) and calc.mul "
+                        "(test_mul).",
+                        "delay": 0.3,
+                    },
+                ],
+            },
+        ],
+    }

@@ -1,0 +1,111 @@
+"""One LSP work-done progress per ``Agent`` tool block.
+
+Fed with the (already coalesced) ``toolBlock`` updates of a session: the first update of an
+``Agent`` block creates a fresh token (``window/workDoneProgress/create``) and sends ``begin``
+titled with the subagent type and task description; each later ``shortResult`` is a
+``report``; the block's end is ``end`` with the completion summary. Operations of one token
+are sent strictly in order; tokens are dropped after ``end`` (pygls never forgets them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from lsprotocol import types
+from pygls.progress import Progress
+
+log = logging.getLogger(__name__)
+
+AGENT_TOOL = "Agent"
+TOKEN_PREFIX = "wave/agent/"
+
+
+def progress_title(update: dict[str, Any]) -> str:
+    details = update.get("details") or {}
+    try:
+        args = json.loads(update.get("arguments") or "{}")
+    except json.JSONDecodeError:
+        args = {}
+    args = args if isinstance(args, dict) else {}
+    kind = details.get("subagentType") or args.get("subagent_type") or ("fork" if args.get("fork") else "Agent")
+    description = details.get("description") or args.get("description") or ""
+    return f"{kind}: {description}" if description else str(kind)
+
+
+class AgentProgress:
+    """Maps ``Agent`` block updates of one server to ``$/progress`` notifications."""
+
+    def __init__(self, progress: Callable[[], Progress], enabled: Callable[[], bool]) -> None:
+        self.progress = progress
+        self.enabled = enabled
+        self.queues: dict[str, asyncio.Queue[Callable[[], Awaitable[None]] | None]] = {}
+        self.workers: set[asyncio.Task[None]] = set()
+        self.refused: set[str] = set()  # tokens the client would not create
+
+    def on_update(self, update: dict[str, Any]) -> None:
+        if update.get("kind") != "toolBlock" or update.get("name") != AGENT_TOOL:
+            return
+        if not self.enabled():
+            return
+        token = TOKEN_PREFIX + str(update["toolCallId"])
+        status = update.get("status")
+        if token not in self.queues:
+            if status in ("completed", "failed"):
+                return  # never began (e.g. refused before it ran): nothing to end
+            self._open(token, progress_title(update))
+            if status == "pending":
+                return
+        queue = self.queues[token]
+        if status in ("completed", "failed"):
+            details = update.get("details") or {}
+            message = details.get("summary") or update.get("shortResult") or str(status)
+            queue.put_nowait(lambda: self._end(token, message))
+            queue.put_nowait(None)
+            del self.queues[token]
+        elif update.get("shortResult"):
+            message = update["shortResult"]
+            queue.put_nowait(lambda: self._report(token, message))
+
+    async def drain(self) -> None:
+        """Wait until every queued progress notification has been sent."""
+        if self.workers:
+            await asyncio.gather(*self.workers, return_exceptions=True)
+
+    def _open(self, token: str, title: str) -> None:
+        queue: asyncio.Queue[Callable[[], Awaitable[None]] | None] = asyncio.Queue()
+        self.queues[token] = queue
+        queue.put_nowait(lambda: self._begin(token, title))
+        worker = asyncio.get_running_loop().create_task(self._work(queue))
+        self.workers.add(worker)
+        worker.add_done_callback(self.workers.discard)
+
+    async def _work(self, queue: asyncio.Queue[Callable[[], Awaitable[None]] | None]) -> None:
+        while (operation := await queue.get()) is not None:
+            try:
+                await operation()
+            except Exception as exc:  # a client that refuses progress must not break a turn
+                log.warning("progress notification failed: %s", exc)
+
+    async def _begin(self, token: str, title: str) -> None:
+        progress = self.progress()
+        try:
+            await progress.create_async(token)
+        except Exception:
+            self.refused.add(token)
+            raise
+        progress.begin(token, types.WorkDoneProgressBegin(title=title, cancellable=False))
+
+    async def _report(self, token: str, message: str) -> None:
+        if token not in self.refused:
+            self.progress().report(token, types.WorkDoneProgressReport(message=message))
+
+    async def _end(self, token: str, message: str) -> None:
+        progress = self.progress()
+        if token not in self.refused:
+            progress.end(token, types.WorkDoneProgressEnd(message=message))
+        progress.tokens.pop(token, None)
+        self.refused.discard(token)

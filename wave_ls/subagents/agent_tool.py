@@ -1,0 +1,148 @@
+"""The ``Agent`` tool: how the main agent delegates to a subagent.
+
+Its description is rebuilt from the current definitions each time the model is asked, so a
+subagent added, edited or deleted on disk is seen at the next round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from wave_ls.agents import AgentCatalog, AgentDefinition, tool_summary
+from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.subagents.activity import details_of
+from wave_ls.subagents.runner import SubagentHost, new_instance_id, run_subagent
+
+AGENT_TOOL = "Agent"
+
+GUIDANCE = """\
+Launch a subagent: an autonomous agent that handles a task in its own, separate context \
+with its own tools, then returns one final message to you.
+
+Available subagents and the tools they have:
+{agents}
+
+When to use it:
+- If a task matches a subagent's description, delegate it to that subagent \
+(subagent_type=<name>). Choose the subagent whose description fits the task best.
+- A description that says "use PROACTIVELY" or "MUST BE USED" means: delegate related tasks \
+to it without being asked.
+- Independent tasks: launch their subagents in parallel, several Agent calls in one message.
+- When no subagent matches the task, do the work yourself with your own tools; do not \
+delegate just to delegate.
+- When the user mentions a subagent (@agent:<name>), delegate to it.
+
+How to use it:
+- The subagent sees none of this conversation: the prompt must say everything it needs \
+(the goal, the files or names you know, what to return).
+- Its result is not shown to the user: summarise it in your answer.
+- description: 3-5 words for the user's activity view.
+- isolation: "worktree" runs the subagent in its own git worktree (changes stay on a branch).
+"""
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "description": {"type": "string", "description": "A short (3-5 word) task description"},
+        "prompt": {"type": "string", "description": "The complete task for the subagent"},
+        "subagent_type": {"type": "string", "description": "The subagent to use"},
+        "isolation": {
+            "type": "string",
+            "enum": ["worktree"],
+            "description": "Run in an isolated git worktree",
+        },
+        "run_in_background": {
+            "type": "boolean",
+            "description": "Return at once with a task id; you are notified when it ends",
+        },
+        "fork": {
+            "type": "boolean",
+            "description": "Continue this conversation in a copy (subagent_type is then ignored)",
+        },
+    },
+    "required": ["description", "prompt"],
+    "additionalProperties": False,
+}
+
+
+def agent_list(agents: Sequence[AgentDefinition]) -> str:
+    """``- <name>: <description> (Tools: <summary>)`` for each subagent."""
+    lines = [
+        f"- {a.name}: {' '.join(a.description.split())} (Tools: {tool_summary(a)})" for a in agents
+    ]
+    return "\n".join(lines) or "(none)"
+
+
+def agent_tool_description(catalog: AgentCatalog) -> str:
+    return GUIDANCE.format(agents=agent_list(catalog.agents))
+
+
+def unknown_type_message(requested: str | None, catalog: AgentCatalog) -> str:
+    names = ", ".join(catalog.names()) or "(none)"
+    if not requested:
+        return f"subagent_type is required. Available subagents: {names}"
+    return f"Agent type '{requested}' not found. Available subagents: {names}"
+
+
+class AgentTool:
+    """Delegates a task to a subagent (foreground, in place)."""
+
+    name = AGENT_TOOL
+    parameters = PARAMETERS
+    # Allowed in every permission mode (the subagent's own calls are checked), and several
+    # Agent calls of one message run concurrently.
+    read_only = True
+    concurrency_safe = True
+
+    def __init__(self, host: SubagentHost) -> None:
+        self.host = host
+
+    @property
+    def description(self) -> str:  # type: ignore[override]
+        return agent_tool_description(self.host.catalog())
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        request = validate(args)
+        catalog = self.host.catalog()
+        definition = catalog.get(request["subagent_type"] or "")
+        if definition is None:
+            raise ToolError(unknown_type_message(request["subagent_type"], catalog))
+        for unsupported in ("isolation", "run_in_background", "fork"):
+            if request[unsupported]:
+                raise ToolError(f"Agent: '{unsupported}' is not available in this version yet")
+        details = details_of(args, new_instance_id())
+        run = await run_subagent(self.host, definition, request["prompt"], ctx, details)
+        return run.result
+
+
+def validate(args: dict[str, Any]) -> dict[str, Any]:
+    """The call's arguments checked and defaulted; a ``ToolError`` names what is wrong (WTC-3)."""
+
+    def text(key: str, required: bool) -> str | None:
+        value = args.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise ToolError(f"Agent: '{key}' must be a non-empty string")
+        return value
+
+    def flag(key: str) -> bool:
+        value = args.get(key, False)
+        if not isinstance(value, bool):
+            raise ToolError(f"Agent: '{key}' must be true or false")
+        return value
+
+    isolation = args.get("isolation")
+    if isolation is not None and isolation != "worktree":
+        raise ToolError(
+            f"Agent: isolation must be \"worktree\" (or omitted), got {isolation!r}; nothing was started"
+        )
+    return {
+        "description": text("description", True),
+        "prompt": text("prompt", True),
+        "subagent_type": text("subagent_type", False),
+        "isolation": isolation,
+        "run_in_background": flag("run_in_background"),
+        "fork": flag("fork"),
+    }
