@@ -1,0 +1,1 @@
+"""Shared test helpers (real servers, real repos); no mocks of our own modules."""

@@ -1,0 +1,237 @@
+"""The OpenAI model client, through the real SDK over real HTTP to the offline model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+
+import pytest
+
+from tests.support.fake_model import FakeModelServer, call, fake_model, reply, route
+from wave_ls.runtime.core import ModelError, ModelRequest, Usage
+from wave_ls.runtime.model_client import OpenAIModelClient, endpoint_from_env
+
+__all__ = ["fake_model"]  # the fixture, imported for use below
+
+MODEL = "m1"
+
+
+def ask(text: str, model: str = MODEL, **extra: object) -> ModelRequest:
+    return ModelRequest(model=model, messages=[{"role": "user", "content": text}], **extra)  # type: ignore[arg-type]
+
+
+def client_for(server: FakeModelServer, **options: float) -> OpenAIModelClient:
+    options.setdefault("max_retries", 0)
+    return OpenAIModelClient(server.base_url, "test-key", **options)  # type: ignore[arg-type]
+
+
+async def failure(client: OpenAIModelClient, request: ModelRequest) -> str:
+    with pytest.raises(ModelError) as caught:
+        await client.complete(request)
+    return str(caught.value)
+
+
+def script(*steps: dict[str, object], **top: object) -> dict[str, object]:
+    return {"models": [MODEL], "routes": [route("go", *steps)], **top}
+
+
+# --------------------------------------------------------------------------- success
+
+
+async def test_text_streams_as_deltas_with_usage(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(
+        script(
+            reply(
+                "Hello there, friend!",
+                chunk_size=4,
+                usage={"prompt_tokens": 11, "completion_tokens": 7},
+            )
+        )
+    )
+    deltas: list[str] = []
+    response = await client_for(fake_model).complete(ask("go"), deltas.append)
+    assert response.content == "Hello there, friend!"
+    assert "".join(deltas) == response.content
+    assert len(deltas) == 5
+    assert response.tool_calls == []
+    assert response.finish_reason == "stop"
+    assert response.usage == Usage(11, 7, 18)
+
+
+async def test_two_tool_calls_in_one_round_are_assembled(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(
+        script(
+            reply(
+                "Looking.",
+                call("Read", {"file_path": "src/app.py", "limit": 20}, id="call_a"),
+                call("Grep", {"pattern": "def main", "path": "."}),
+                chunk_size=3,
+            )
+        )
+    )
+    response = await client_for(fake_model).complete(ask("go"))
+    assert response.content == "Looking."
+    assert response.finish_reason == "tool_calls"
+    assert [c.name for c in response.tool_calls] == ["Read", "Grep"]
+    assert json.loads(response.tool_calls[0].arguments) == {"file_path": "src/app.py", "limit": 20}
+    assert json.loads(response.tool_calls[1].arguments) == {"pattern": "def main", "path": "."}
+    assert response.tool_calls[0].id == "call_a"
+    assert response.tool_calls[1].id and response.tool_calls[1].id != "call_a"
+    assert response.usage.total_tokens > 0
+
+
+async def test_request_carries_tools_params_and_usage_option(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("ok")))
+    tool = {"type": "function", "function": {"name": "Read", "parameters": {"type": "object"}}}
+    client = client_for(fake_model)
+    await client.complete(ask("go", tools=[tool], params={"temperature": 0.2, "top_k": 5}))
+    await client.complete(ask("go"))
+    with_tools, without_tools = fake_model.chat_bodies()
+    assert with_tools["stream"] is True
+    assert with_tools["stream_options"] == {"include_usage": True}
+    assert with_tools["tools"] == [tool]
+    assert with_tools["temperature"] == 0.2
+    assert with_tools["top_k"] == 5  # unknown to the SDK, still passed through
+    assert "tools" not in without_tools
+
+
+async def test_missing_api_key_is_fine_for_a_local_server(
+    fake_model: FakeModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    fake_model.set_script(script(reply("ok")))
+    response = await OpenAIModelClient(fake_model.base_url, None).complete(ask("go"))
+    assert response.content == "ok"
+
+
+async def test_a_server_error_is_retried(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("after retry", fault={"status": 500, "times": 1})))
+    response = await client_for(fake_model, max_retries=1).complete(ask("go"))
+    assert response.content == "after retry"
+    assert len(fake_model.chat_bodies()) == 2
+
+
+def test_endpoint_from_env() -> None:
+    env = {"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "", "WAVE_MODEL": "m"}
+    assert endpoint_from_env(env) == ("http://h/v1", None, "m")
+    assert endpoint_from_env({}) == (None, None, None)
+
+
+# --------------------------------------------------------------------------- failures
+
+
+async def test_connection_refused_names_endpoint_and_model() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    client = OpenAIModelClient(url, "k", max_retries=0)
+    message = await failure(client, ask("go"))
+    assert url in message and "model m1" in message
+    assert "connection refused" in message
+    assert "OPENAI_BASE_URL" in message
+
+
+async def test_wrong_api_key(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("ok"), api_key="right-key"))
+    message = await failure(client_for(fake_model), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "HTTP 401" in message and "OPENAI_API_KEY" in message
+
+
+async def test_unknown_model(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("ok")))
+    message = await failure(client_for(fake_model), ask("go", model="no-such-model"))
+    assert "Model 'no-such-model' is not available at " + fake_model.base_url in message
+    assert "WAVE_MODEL" in message
+
+
+async def test_wrong_path_says_to_check_the_base_url(fake_model: FakeModelServer) -> None:
+    url = fake_model.base_url.removesuffix("/v1") + "/v2"
+    message = await failure(OpenAIModelClient(url, "k", max_retries=0), ask("go"))
+    assert url in message and "HTTP 404" in message and "OPENAI_BASE_URL" in message
+
+
+async def test_rate_limit_after_retries(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("ok", fault={"status": 429})))
+    message = await failure(client_for(fake_model, max_retries=1), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "HTTP 429, still after 1 retry" in message
+    assert len(fake_model.chat_bodies()) == 2
+
+
+async def test_read_timeout_before_any_byte(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("ok", fault={"hang": True})))
+    message = await failure(client_for(fake_model, read_timeout=0.3), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "sent nothing for 0.3 s" in message
+
+
+async def test_read_timeout_mid_stream(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("some text", fault={"hang_after_chunks": 2})))
+    message = await failure(client_for(fake_model, read_timeout=0.3), ask("go"))
+    assert "sent nothing for 0.3 s" in message and "model m1" in message
+
+
+async def test_overall_deadline(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("x" * 100, chunk_size=1, chunk_delay=0.05)))
+    client = client_for(fake_model, read_timeout=5, deadline=0.4)
+    started = time.monotonic()
+    message = await failure(client, ask("go"))
+    assert time.monotonic() - started < 2
+    assert fake_model.base_url in message and "model m1" in message
+    assert "did not finish within 0.4 s" in message
+
+
+async def test_error_chunk_mid_stream(fake_model: FakeModelServer) -> None:
+    body = {"error": {"message": "The engine is overloaded", "type": "server_error"}}
+    fake_model.set_script(
+        script(reply("partial text", fault={"error_after_chunks": 2, "body": body}))
+    )
+    message = await failure(client_for(fake_model), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "error mid-stream: The engine is overloaded" in message
+
+
+async def test_malformed_chunk(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("partial text", fault={"malformed_after_chunks": 2})))
+    message = await failure(client_for(fake_model), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "malformed stream chunk" in message
+
+
+async def test_stream_that_ends_without_finishing(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("partial text", fault={"end_after_chunks": 2})))
+    message = await failure(client_for(fake_model), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "ended early" in message
+
+
+async def test_connection_dropped_mid_stream(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("partial text", fault={"drop_after_chunks": 2})))
+    message = await failure(client_for(fake_model), ask("go"))
+    assert fake_model.base_url in message and "model m1" in message
+    assert "lost mid-stream" in message
+
+
+async def test_cancelling_a_round_stops_it_and_the_client_stays_usable(
+    fake_model: FakeModelServer,
+) -> None:
+    fake_model.set_script(
+        {
+            "routes": [
+                route("slow", reply("x" * 200, chunk_size=1, chunk_delay=0.02)),
+                route("fast", reply("done")),
+            ]
+        }
+    )
+    client = client_for(fake_model)
+    first_delta = asyncio.Event()
+    task = asyncio.create_task(client.complete(ask("slow"), lambda _d: first_delta.set()))
+    await asyncio.wait_for(first_delta.wait(), 5)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert (await client.complete(ask("fast"))).content == "done"

@@ -1,0 +1,309 @@
+"""``OpenAIModelClient``: one streamed Chat Completions round through the ``openai`` SDK.
+
+Any OpenAI-compatible endpoint works. Every failure becomes one ``ModelError`` whose text
+names the endpoint and the model and says what to do, so the editor can show it as is.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import uuid
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletionChunk
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Local servers ignore the key, but the SDK refuses to start without one.
+PLACEHOLDER_API_KEY = "not-needed"
+CONNECT_TIMEOUT = 5.0
+
+_SDK_CLIENTS: weakref.WeakKeyDictionary[
+    asyncio.AbstractEventLoop, dict[tuple[str, str, float, int], openai.AsyncOpenAI]
+] = weakref.WeakKeyDictionary()
+
+
+def endpoint_from_env(
+    env: Mapping[str, str] = os.environ,
+) -> tuple[str | None, str | None, str | None]:
+    """``(OPENAI_BASE_URL, OPENAI_API_KEY, WAVE_MODEL)``, each ``None`` when unset or empty."""
+    return (
+        env.get("OPENAI_BASE_URL") or None,
+        env.get("OPENAI_API_KEY") or None,
+        env.get("WAVE_MODEL") or None,
+    )
+
+
+class OpenAIModelClient:
+    """A ``ModelClient`` for any OpenAI-compatible Chat Completions endpoint.
+
+    ``read_timeout`` bounds each wait for the next bytes; ``deadline`` bounds the whole round,
+    retries included; ``max_retries`` is the SDK's retry budget (429, 5xx, connection errors).
+    """
+
+    def __init__(
+        self,
+        base_url: str | None,
+        api_key: str | None,
+        *,
+        read_timeout: float = 120,
+        deadline: float = 600,
+        max_retries: int = 2,
+    ) -> None:
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
+        self.read_timeout = read_timeout
+        self.deadline = deadline
+        self.max_retries = max_retries
+
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        """Stream one round; ``on_delta`` gets each piece of text. Raises ``ModelError``."""
+        import openai
+
+        where = _Where(self.base_url, request.model)
+        scope = asyncio.timeout(self.deadline)
+        try:
+            async with scope:
+                return await self._round(request, on_delta, where)
+        except TimeoutError as error:
+            if scope.expired():
+                raise ModelError(
+                    f"The model round at {where} did not finish within {self.deadline:g} s; "
+                    "gave up. Try again, or raise the deadline for slow models."
+                ) from error
+            raise ModelError(self._read_timeout_message(where)) from error
+        except openai.APITimeoutError as error:
+            raise ModelError(self._read_timeout_message(where)) from error
+        except openai.APIConnectionError as error:
+            raise ModelError(
+                f"Cannot connect to the model endpoint {where}: {_root_cause(error)}. "
+                "Check that the server is running and that OPENAI_BASE_URL points to it."
+            ) from error
+        except openai.APIStatusError as error:
+            raise ModelError(self._status_message(error, where)) from error
+        except openai.OpenAIError as error:
+            raise ModelError(f"The model call to {where} failed: {error}.") from error
+
+    # ------------------------------------------------------------------ internals
+
+    async def _round(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None, where: _Where
+    ) -> ModelResponse:
+        import openai
+
+        kwargs: dict[str, Any] = {}
+        if request.tools:
+            kwargs["tools"] = request.tools
+        if request.params:
+            # Passed verbatim, so that any server-specific parameter gets through.
+            kwargs["extra_body"] = dict(request.params)
+        stream = await self._client().chat.completions.create(
+            model=request.model,
+            messages=cast(Any, request.messages),
+            stream=True,
+            stream_options={"include_usage": True},
+            **kwargs,
+        )
+        assembly = _Assembly()
+        async with stream:  # closes the HTTP response on errors and cancellation
+            try:
+                async for chunk in stream:
+                    assembly.add(chunk, on_delta)
+            except openai.APITimeoutError as error:
+                raise ModelError(self._read_timeout_message(where)) from error
+            except openai.APIConnectionError as error:
+                raise ModelError(
+                    f"The connection to the model endpoint {where} was lost mid-stream: "
+                    f"{_root_cause(error)}. Try again."
+                ) from error
+            except openai.APIStatusError:
+                raise
+            except openai.APIError as error:
+                raise ModelError(
+                    f"The model endpoint {where} reported an error mid-stream: "
+                    f"{_server_message(error)}. Try again; if it keeps failing, check the "
+                    "endpoint's logs or status page."
+                ) from error
+            except json.JSONDecodeError as error:
+                raise ModelError(
+                    f"The model endpoint {where} sent a malformed stream chunk ({error}). "
+                    "Check that OPENAI_BASE_URL is an OpenAI-compatible Chat Completions "
+                    "endpoint."
+                ) from error
+        if assembly.finish_reason is None:
+            raise ModelError(
+                f"The stream from the model endpoint {where} ended early: no finish_reason "
+                "arrived. Try again; if it keeps happening, check the endpoint or any proxy "
+                "in between."
+            )
+        return assembly.response()
+
+    def _client(self) -> openai.AsyncOpenAI:
+        # Building an SDK client costs ~30 ms (TLS set-up), so clients with the same settings
+        # share one; its connection pool belongs to one event loop, hence one per loop.
+        key = (self.base_url, self._api_key, self.read_timeout, self.max_retries)
+        clients = _SDK_CLIENTS.setdefault(asyncio.get_running_loop(), {})
+        if key not in clients:
+            import openai
+
+            clients[key] = openai.AsyncOpenAI(
+                base_url=self.base_url,
+                api_key=self._api_key,
+                max_retries=self.max_retries,
+                timeout=openai.Timeout(
+                    self.read_timeout, connect=min(CONNECT_TIMEOUT, self.read_timeout)
+                ),
+            )
+        return clients[key]
+
+    def _read_timeout_message(self, where: _Where) -> str:
+        return (
+            f"The model endpoint {where} sent nothing for {self.read_timeout:g} s; gave up. "
+            "Check that the server is up and not overloaded, or raise the read timeout."
+        )
+
+    def _status_message(self, error: openai.APIStatusError, where: _Where) -> str:
+        status, detail = error.status_code, _server_message(error)
+        retries = "retry" if self.max_retries == 1 else "retries"
+        retried = f", still after {self.max_retries} {retries}" if self.max_retries else ""
+        if status in (401, 403):
+            return (
+                f"The model endpoint {where} rejected the API key (HTTP {status}): {detail}. "
+                "Set OPENAI_API_KEY (or the apiKey initialization option) to a key this "
+                "endpoint accepts."
+            )
+        if status == 404 and (error.code == "model_not_found" or "model" in detail.lower()):
+            return (
+                f"Model '{where.model}' is not available at {where.url} (HTTP 404: {detail}). "
+                "Set WAVE_MODEL (or the subagent's `model` field) to a model this endpoint "
+                "serves."
+            )
+        if status == 404:
+            return (
+                f"The model endpoint {where} has no Chat Completions API (HTTP 404: {detail}). "
+                "Check OPENAI_BASE_URL; it usually ends in /v1."
+            )
+        if status == 429:
+            return (
+                f"The model endpoint {where} is rate-limiting requests (HTTP 429{retried}): "
+                f"{detail}. Wait a moment and try again, or run fewer subagents at once."
+            )
+        if status >= 500:
+            return (
+                f"The model endpoint {where} failed (HTTP {status}{retried}): {detail}. "
+                "Try again later."
+            )
+        return (
+            f"The model endpoint {where} refused the request (HTTP {status}): {detail}. "
+            "Check the model name and the request parameters."
+        )
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Names the endpoint and model in every message: ``http://host/v1 (model m)``."""
+
+    url: str
+    model: str
+
+    def __str__(self) -> str:
+        return f"{self.url} (model {self.model})"
+
+
+@dataclass
+class _PartialCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Assembly:
+    """Collects a streamed round: text, tool calls by index, usage, finish reason."""
+
+    text: list[str] = field(default_factory=list)
+    calls: dict[int, _PartialCall] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+
+    def add(self, chunk: ChatCompletionChunk, on_delta: Callable[[str], None] | None) -> None:
+        if chunk.usage is not None:
+            u = chunk.usage
+            total = u.total_tokens or (u.prompt_tokens + u.completion_tokens)
+            self.usage = Usage(u.prompt_tokens, u.completion_tokens, total)
+        for choice in chunk.choices:  # the usage chunk has none
+            if choice.index != 0:
+                continue
+            delta = choice.delta
+            if delta.content:
+                self.text.append(delta.content)
+                if on_delta is not None:
+                    on_delta(delta.content)
+            for call_delta in delta.tool_calls or []:
+                call = self.calls.setdefault(call_delta.index, _PartialCall())
+                if call_delta.id:
+                    call.id = call_delta.id
+                function = call_delta.function
+                if function is not None:
+                    if function.name and not call.name:
+                        call.name = function.name
+                    if function.arguments:
+                        call.arguments.append(function.arguments)
+            if choice.finish_reason is not None:
+                self.finish_reason = choice.finish_reason
+
+    def response(self) -> ModelResponse:
+        calls = [
+            ToolCall(
+                id=call.id or f"call_{uuid.uuid4().hex[:24]}",
+                name=call.name,
+                arguments="".join(call.arguments) or "{}",
+            )
+            for _, call in sorted(self.calls.items())
+        ]
+        return ModelResponse(
+            content="".join(self.text),
+            tool_calls=calls,
+            usage=self.usage,
+            finish_reason=self.finish_reason,
+        )
+
+
+def _server_message(error: openai.APIError) -> str:
+    """The server's own words: the error body's message, else the SDK's text."""
+    body = error.body
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return str(inner["message"]).rstrip(".")
+    if isinstance(body, str) and body.strip():
+        return body.strip()[:200]
+    return error.message.rstrip(".")
+
+
+def _root_cause(error: BaseException) -> str:
+    """The lowest-level reason in the exception chain, in plain words."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    reason = str(error).rstrip(".") or type(error).__name__
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(current, socket.gaierror):
+            return f"unknown host ({current})"
+        if str(current):
+            reason = str(current).rstrip(".")
+        current = current.__cause__ or current.__context__
+    return reason
