@@ -15,10 +15,8 @@ from typing import Any
 
 import pytest
 
-from tests.support.fake_model import FakeModelServer, call, fake_model, reply, route
+from tests.support.fake_model import FakeModelServer, call, reply, route
 from wave_ls.fake_model import ScriptError, parse_script
-
-__all__ = ["fake_model"]  # the fixture, imported for use below
 
 
 def http(url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, bytes]:

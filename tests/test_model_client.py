@@ -9,11 +9,9 @@ import time
 
 import pytest
 
-from tests.support.fake_model import FakeModelServer, call, fake_model, reply, route
+from tests.support.fake_model import FakeModelServer, call, reply, route
 from wave_ls.runtime.core import ModelError, ModelRequest, Usage
 from wave_ls.runtime.model_client import OpenAIModelClient, endpoint_from_env
-
-__all__ = ["fake_model"]  # the fixture, imported for use below
 
 MODEL = "m1"
 
