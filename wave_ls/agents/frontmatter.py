@@ -1,0 +1,188 @@
+"""Split an agent file into YAML frontmatter and body, and read the frontmatter's mapping.
+
+The YAML is read by strictyaml's YAML engine (its bundled ruamel scanner, parser and
+composer, with the base resolver, so every scalar stays a string) at node level: nodes
+carry their line and scalar style, which gives exact line numbers, tells a quoted
+``"true"`` from a plain ``true``, and costs a quarter of ``strictyaml.dirty_load`` (whose
+schema validation deep-copies the document; see docs/agents.md, "Why not dirty_load").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from strictyaml.ruamel.error import MarkedYAMLError, YAMLError
+from strictyaml.ruamel.loader import BaseLoader
+from strictyaml.ruamel.main import compose
+from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+DELIMITER = "---"
+HOW_TO_START = (
+    "an agent file starts with a '---' line, then 'name:' and 'description:' lines, "
+    "then '---' and the system prompt"
+)
+
+
+class FrontmatterError(Exception):
+    """The file cannot be read as an agent file; ``line`` is 1-based in the file."""
+
+    def __init__(self, line: int | None, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    """The YAML text between the delimiters, where it starts, and the body after them."""
+
+    yaml_text: str
+    first_line: int  # 1-based file line of the first YAML line
+    open_line: int  # 1-based file line of the opening '---'
+    body: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One top-level ``key: value`` of the frontmatter; ``line`` is 1-based in the file."""
+
+    key: str
+    line: int
+    node: Node
+
+
+def split_frontmatter(text: str) -> Frontmatter:
+    """Find the ``---`` delimited frontmatter at the top of ``text`` (blank lines before it
+    are allowed); raise ``FrontmatterError`` when there is none."""
+    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if not any(line.strip() for line in lines):
+        raise FrontmatterError(None, f"the file is empty; {HOW_TO_START}")
+    start = next(i for i, line in enumerate(lines) if line.strip())
+    if lines[start].rstrip() != DELIMITER:
+        raise FrontmatterError(start + 1, f"no frontmatter: {HOW_TO_START}")
+    for end in range(start + 1, len(lines)):
+        if lines[end].rstrip() in (DELIMITER, "..."):
+            return Frontmatter(
+                yaml_text="\n".join(lines[start + 1 : end]) + "\n",
+                first_line=start + 2,
+                open_line=start + 1,
+                body="\n".join(lines[end + 1 :]).strip(),
+            )
+    raise FrontmatterError(
+        start + 1, "the frontmatter is not closed: add a '---' line after the last key"
+    )
+
+
+def read_mapping(front: Frontmatter) -> list[Entry]:
+    """The top-level entries of the frontmatter, in file order.
+
+    Raises ``FrontmatterError`` for invalid YAML, a frontmatter that is not a mapping, a
+    key that is not text, and duplicate keys.
+    """
+    first = front.first_line  # YAML marks are 0-based in the YAML text
+    try:
+        root = compose(front.yaml_text, Loader=BaseLoader)
+    except YAMLError as error:
+        line, message = explain_yaml_error(error, front.yaml_text.split("\n"))
+        raise FrontmatterError(None if line is None else line + first, message) from None
+    if root is None:
+        return []
+    if not isinstance(root, MappingNode):
+        raise FrontmatterError(
+            root.start_mark.line + first,
+            "the frontmatter must be 'key: value' lines (found "
+            f"{'a list' if isinstance(root, SequenceNode) else 'plain text'})",
+        )
+    entries: list[Entry] = []
+    seen: dict[str, int] = {}
+    for key_node, value_node in root.value:
+        line = key_node.start_mark.line + first
+        if not isinstance(key_node, ScalarNode):
+            raise FrontmatterError(line, "a key must be plain text, not a list or mapping")
+        key = key_node.value
+        if key in seen:
+            raise FrontmatterError(
+                line, f"duplicate key '{key}' (first on line {seen[key]}); keep only one"
+            )
+        seen[key] = line
+        entries.append(Entry(key, line, value_node))
+    return entries
+
+
+_KEY_LINE = re.compile(r"^(\s*)([^\s#:][^:]*?):(\s|$)")
+
+
+def explain_yaml_error(error: YAMLError, lines: list[str]) -> tuple[int | None, str]:
+    """A 0-based line and a message a person can act on, for a YAML parse error."""
+    if not isinstance(error, MarkedYAMLError):
+        return None, f"invalid YAML: {error}"
+    problem = error.problem or ""
+    context = error.context or ""
+    mark = error.problem_mark or error.context_mark
+    line = mark.line if mark is not None else None
+    # For these the problem mark points past the mistake; the context mark is where it is.
+    if error.context_mark is not None and (
+        "simple key" in context or "quoted scalar" in context or "flow" in context
+    ):
+        line = error.context_mark.line
+    text = lines[line] if line is not None and line < len(lines) else ""
+    if "\t" in _indentation(text):
+        return line, "a tab character is used for indentation; YAML indentation must use spaces"
+    if "'\\t'" in problem:
+        return line, "a tab character outside quotes; replace it with spaces or quote the value"
+    if problem.startswith("mapping values are not allowed"):
+        key = _owner_key(lines, line)
+        where = f"{key}: unquoted value" if key else "an unquoted value"
+        return line, f"{where} contains ': '; quote it or use '>-'"
+    if "simple key" in context and "could not find expected ':'" in problem:
+        return line, (
+            "expected a 'key: value' line; indent continuation lines under their key "
+            "or write the value as a block scalar ('>-')"
+        )
+    if "quoted scalar" in context:
+        return line, "a quoted value is not closed; add the closing quote"
+    if "cannot start any token" in problem:
+        char = problem.split("'")[1] if problem.count("'") >= 2 else "this character"
+        key = _owner_key(lines, line)
+        prefix = f"{key}: " if key else ""
+        return line, f"{prefix}a value cannot start with '{char}'; quote it"
+    if "another document" in problem:
+        return line, "a second YAML document inside the frontmatter; remove the '...' line"
+    detail = f"{problem} ({context})" if context else problem
+    return line, f"invalid YAML: {detail}"
+
+
+def _indentation(text: str) -> str:
+    return text[: len(text) - len(text.lstrip(" \t"))]
+
+
+def _owner_key(lines: list[str], line: int | None) -> str | None:
+    """The key whose value is on ``line``: the key on that line, or the nearest less
+    indented ``key:`` line above it."""
+    if line is None or line >= len(lines):
+        return None
+    own = _KEY_LINE.match(lines[line])
+    if own and not own.group(1):
+        return own.group(2).strip()
+    indent = len(_indentation(lines[line]))
+    for above in range(line - 1, -1, -1):
+        match = _KEY_LINE.match(lines[above])
+        if match and len(match.group(1)) < indent:
+            return match.group(2).strip()
+    return own.group(2).strip() if own else None
+
+
+def scalar_text(node: Node) -> str | None:
+    """The text of a scalar node, or None for a list or mapping."""
+    return node.value if isinstance(node, ScalarNode) else None
+
+
+def is_plain(node: Node) -> bool:
+    """True for an unquoted, non-block scalar (the only kind that can be a YAML boolean)."""
+    return isinstance(node, ScalarNode) and node.style is None
+
+
+def source_text(yaml_text: str, node: Node) -> str:
+    """The YAML source of a node, as written (used to keep unknown non-scalar values)."""
+    return yaml_text[node.start_mark.index : node.end_mark.index].rstrip()

@@ -1,0 +1,187 @@
+"""``AgentRegistry``: the subagents of a workspace, re-read from disk on every ``load``.
+
+Nothing is watched: each ``load`` lists the agent directories and stats their files, so an
+edit, a new file or a deletion shows up at the next call (MENTION-9). Files whose
+``(mtime_ns, size, inode)`` did not change are not read again; a file changed so recently
+that a second change could hide inside the file system's timestamp granularity is "racy"
+and is compared by content until it settles (the same trick git uses for its index).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from wave_ls.agents.definition import AgentCatalog, Problem
+from wave_ls.agents.discovery import (
+    AgentDir,
+    ParsedFile,
+    agent_dirs,
+    dedupe_directory,
+    merge_layers,
+)
+from wave_ls.agents.parse import NAME_PATTERN, NAME_RULE, parse_agent_file
+
+RACY_WINDOW_NS = 2_000_000_000  # covers the coarsest common mtime granularity (FAT, HFS+)
+_NAME_KEY = re.compile(r"^name\s*:", re.MULTILINE)
+
+Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode)
+
+
+@dataclass
+class _CachedFile:
+    stamp: Stamp
+    digest: bytes
+    racy: bool
+    parsed: ParsedFile
+
+
+@dataclass
+class _CachedDir:
+    files: dict[str, _CachedFile]  # by file name, sorted
+    generation: int  # changes whenever anything in the directory did
+    problem: Problem | None = None  # the directory itself could not be listed
+
+
+class AgentRegistry:
+    """Loads the catalog of subagents for a working directory, with a per-file cache.
+
+    ``home`` defaults to ``Path.home()`` (which honours ``$HOME``) and ``env`` to
+    ``os.environ`` (read at each load, for ``WAVE_PLUGIN_DIRS``). Safe to call from
+    several threads.
+    """
+
+    def __init__(self, home: Path | None = None, env: Mapping[str, str] | None = None) -> None:
+        self.home = home if home is not None else Path.home()
+        self._env = env
+        self._plugins: dict[str, Path] = {}
+        self._dirs: dict[AgentDir, _CachedDir] = {}
+        self._catalogs: dict[Path, tuple[tuple[object, ...], AgentCatalog]] = {}
+        self._lock = threading.Lock()
+        self._generation = 0
+        self.parse_count = 0
+        """How many files were parsed so far (a cache miss each); for tests and benchmarks."""
+
+    def register_plugin(self, name: str, directory: Path) -> None:
+        """Add (or replace) plugin ``name`` whose agents are ``directory/agents/*.md``;
+        they are named ``<name>:<agent>``. Raises ``ValueError`` for an invalid name."""
+        if not NAME_PATTERN.match(name):
+            raise ValueError(f"plugin name {name!r} is not valid: use {NAME_RULE}")
+        with self._lock:
+            self._plugins[name] = Path(directory)
+
+    def unregister_plugin(self, name: str) -> None:
+        """Remove a plugin added with ``register_plugin``; its agents are gone from the next
+        ``load`` (MENTION-9). Unknown names are ignored."""
+        with self._lock:
+            self._plugins.pop(name, None)
+
+    def plugins(self) -> dict[str, Path]:
+        """The plugins added with ``register_plugin``."""
+        with self._lock:
+            return dict(self._plugins)
+
+    def load(self, cwd: Path) -> AgentCatalog:
+        """The catalog for ``cwd``: the same object as last time when nothing changed."""
+        cwd = Path(cwd).resolve()
+        env = self._env if self._env is not None else os.environ
+        with self._lock:
+            dirs, problems = agent_dirs(cwd, self.home, self._plugins, env)
+            scanned = [(agent_dir, self._scan(agent_dir)) for agent_dir in dirs]
+            key = (tuple(problems), *((d, c.generation) for d, c in scanned))
+            previous = self._catalogs.get(cwd)
+            if previous is not None and previous[0] == key:
+                return previous[1]
+            layers = []
+            for _, cached in scanned:
+                definitions, layer_problems = dedupe_directory(
+                    [entry.parsed for entry in cached.files.values()]
+                )
+                if cached.problem is not None:
+                    layer_problems.insert(0, cached.problem)
+                layers.append((definitions, layer_problems))
+            catalog = merge_layers(layers, problems)
+            self._catalogs[cwd] = (key, catalog)
+            return catalog
+
+    def _scan(self, agent_dir: AgentDir) -> _CachedDir:
+        """Bring the cache of one directory up to date with the disk."""
+        now = time.time_ns()
+        old = self._dirs.get(agent_dir) or _CachedDir({}, 0)
+        listing, problem = _list_md(agent_dir.directory)
+        files: dict[str, _CachedFile] = {}
+        changed = problem != old.problem or [n for n, _ in listing] != list(old.files)
+        for name, path in listing:
+            try:
+                st = path.stat()
+            except OSError:
+                changed = True
+                continue  # deleted between listing and stat
+            stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+            racy = st.st_mtime_ns >= now - RACY_WINDOW_NS
+            entry = old.files.get(name)
+            if entry is not None and entry.stamp == stamp and not entry.racy:
+                files[name] = entry
+                continue
+            data, read_problem = _read(path)
+            digest = hashlib.blake2b(data, digest_size=16).digest()
+            if entry is not None and entry.digest == digest and read_problem is None:
+                files[name] = _CachedFile(stamp, digest, racy, entry.parsed)
+                continue
+            parsed = (
+                ParsedFile(path, None, (read_problem,))
+                if read_problem is not None
+                else self._parse(agent_dir, path, data)
+            )
+            files[name] = _CachedFile(stamp, digest, racy, parsed)
+            changed = True
+        if changed:
+            self._generation += 1
+            fresh = _CachedDir(files, self._generation, problem)
+        else:
+            fresh = _CachedDir(files, old.generation, old.problem)
+        self._dirs[agent_dir] = fresh
+        return fresh
+
+    def _parse(self, agent_dir: AgentDir, path: Path, data: bytes) -> ParsedFile:
+        self.parse_count += 1
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            problem = Problem(str(path), line, "the file is not UTF-8 text; save it as UTF-8")
+            return ParsedFile(path, None, (problem,))
+        defn, problems = parse_agent_file(path, text, agent_dir.source, agent_dir.plugin)
+        match = _NAME_KEY.search(text)
+        name_line = text.count("\n", 0, match.start()) + 1 if match else None
+        return ParsedFile(path, defn, tuple(problems), name_line)
+
+
+def _list_md(directory: Path) -> tuple[list[tuple[str, Path]], Problem | None]:
+    """``*.md`` files of a directory (not hidden ones), sorted by name; none if absent."""
+    try:
+        with os.scandir(directory) as entries:
+            found = [
+                (e.name, Path(e.path))
+                for e in entries
+                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()
+            ]
+    except (FileNotFoundError, NotADirectoryError):
+        return [], None
+    except OSError as error:
+        reason = error.strerror or str(error)
+        return [], Problem(str(directory), None, f"cannot list the agent directory: {reason}")
+    return sorted(found), None
+
+
+def _read(path: Path) -> tuple[bytes, Problem | None]:
+    try:
+        return path.read_bytes(), None
+    except OSError as error:
+        return b"", Problem(str(path), None, f"cannot read the file: {error.strerror or error}")
