@@ -1,0 +1,78 @@
+"""``Write``: create or overwrite a file (inside the worktree when there is one)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.tools.args import require_str
+from wave_ls.runtime.tools.paths import check_writable, display_path
+
+DESCRIPTION = """\
+Writes a file to the local filesystem, creating missing parent directories.
+
+Usage:
+- file_path may be absolute or relative to the working directory.
+- This tool overwrites an existing file completely. To change part of an existing file, \
+prefer Edit, which sends only the change; read the file first.
+- content is written exactly as given (include the final newline if the file should end with one).
+- Never create documentation files (*.md, README) unless the user asks for them.
+- In an isolated worktree, writes outside the worktree are refused."""
+
+
+def count_lines(text: str) -> int:
+    """Lines as an editor counts them (a last line without newline still counts)."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def write_text(path: Path, content: str) -> bool:
+    """Write ``content`` as UTF-8 (no newline translation); True when the file is new."""
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory; give the path of a file")
+    existed = path.exists()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+    except OSError as error:
+        raise ToolError(f"Cannot write {path}: {error.strerror or error}") from error
+    return not existed
+
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "file_path": {"type": "string", "description": "The path of the file to write"},
+        "content": {"type": "string", "description": "The content to write to the file"},
+    },
+    "required": ["file_path", "content"],
+    "additionalProperties": False,
+}
+
+
+class WriteTool:
+    """Creates or overwrites a file (see ``DESCRIPTION``)."""
+
+    name = "Write"
+    description = DESCRIPTION
+    read_only = False
+    parameters = PARAMETERS
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        file_path = require_str(args, "file_path", allow_empty=False)
+        content = require_str(args, "content")
+        path = ctx.resolve(file_path)
+        target = check_writable(path, ctx)
+        created = await asyncio.to_thread(write_text, target, content)
+        lines = count_lines(content)
+        shown = display_path(path, ctx.cwd)
+        verb = "Created" if created else "Updated"
+        return ToolResult(
+            f"{verb} {path} ({lines} lines).",
+            short_result=f"{verb} {shown} ({lines} lines)",
+            details={"path": str(path), "created": created, "lines": lines},
+        )
