@@ -1,0 +1,382 @@
+"""Worktrees in pure Python (dulwich): works with no ``git`` binary installed.
+
+dulwich's own ``worktree_add/remove`` and ``branch_delete`` have pitfalls (see
+``docs/worktrees.md``), so this backend writes git's worktree layout itself (``layout``)
+and uses dulwich for objects, refs, the index and the checkout:
+
+- admin dirs get a fresh unique name (dulwich reuses ``worktrees/<basename>`` silently);
+- every operation first resolves the main repository (dulwich fails on a linked one and
+  leaves debris);
+- ``remove`` checks for changes first (dulwich deletes a dirty worktree) and deletes the
+  branch only when no other worktree has it checked out (dulwich deletes it anyway);
+- status reads the main repository's ``info/exclude`` (dulwich reads the linked
+  worktree's own admin dir, where git never looks);
+- gitdir links are absolute (``relative_paths=True`` makes the repo unreadable to git < 2.48).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
+
+from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, default_user_ignore_filter_path
+from dulwich.index import Index, get_unstaged_changes
+from dulwich.objects import Commit, ObjectID
+from dulwich.objectspec import parse_commit
+from dulwich.refs import Ref, check_ref_format
+from dulwich.repo import Repo
+
+from wave_ls.worktrees import layout
+from wave_ls.worktrees.model import (
+    DEFAULT_EXCLUDE,
+    Changes,
+    PathLike,
+    WorktreeError,
+    WorktreeInfo,
+)
+
+log = logging.getLogger(__name__)
+
+SYMREF = b"ref: "
+HEADS = b"refs/heads/"
+
+
+class DulwichBackend:
+    """The ``WorktreeBackend`` that never starts a process."""
+
+    name = "dulwich"
+
+    # ------------------------------------------------------------------ lookups
+
+    def main_repo(self, path: PathLike) -> Path | None:
+        return layout.main_repo_of(path)
+
+    def default_branch(self, repo: PathLike) -> str | None:
+        with _open_main(repo) as r:
+            prefix = b"refs/remotes/origin/"
+            target = r.refs.read_ref(Ref(prefix + b"HEAD"))
+            if target and target.startswith(SYMREF + prefix):
+                return target[len(SYMREF + prefix) :].strip().decode("utf-8")
+            for name in (b"main", b"master"):
+                if Ref(prefix + name) in r.refs:
+                    return name.decode("utf-8")
+        return None
+
+    def list(self, repo: PathLike) -> list[WorktreeInfo]:
+        main = _require_main(repo)
+        common = _require_common(main)
+        with Repo(str(main)) as r:
+            main_info = WorktreeInfo(
+                path=main, branch=_branch_of(common / "HEAD"), head=_head_sha(r), is_main=True
+            )
+            linked = [_linked_info(r, entry) for entry in layout.linked_worktrees(common)]
+        return [main_info, *linked]
+
+    def ensure_excluded(self, repo: PathLike, pattern: str = DEFAULT_EXCLUDE) -> None:
+        layout.add_exclude(_require_common(_require_main(repo)), pattern)
+
+    # ------------------------------------------------------------------ create
+
+    def create(self, repo: PathLike, path: PathLike, branch: str, base_ref: str) -> WorktreeInfo:
+        main = _require_main(repo)
+        common = _require_common(main)
+        target = Path(os.path.realpath(path))
+        live = _live_entry(common, target)
+        if live is not None:
+            with Repo(str(target)) as wt:
+                head = _head_sha(wt)
+            branch_now = _branch_of(live.admin_dir / "HEAD")
+            return WorktreeInfo(target, branch_now, head, base_commit=head, is_new=False)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise WorktreeError(f"{target} already exists and is not a worktree of {main}")
+        ref = Ref(HEADS + branch.encode("utf-8"))
+        if branch.startswith("-") or not check_ref_format(ref):
+            raise WorktreeError(f"'{branch}' is not a valid branch name")
+        # "HEAD" means the caller's HEAD, which may be a linked worktree's (as in git).
+        here = layout.find_dot_git(repo)
+        assert here is not None
+        with Repo(str(here.parent)) as r_here:
+            base = _resolve_commit(r_here, base_ref)
+        with Repo(str(main)) as r:
+            if ref in r.refs:
+                raise WorktreeError(
+                    f"a branch named '{branch}' already exists; delete it or choose another name"
+                )
+            _add_worktree(r, common, target, ref, base, base_ref)
+        sha = base.decode("ascii")
+        return WorktreeInfo(target, branch, sha, base_commit=sha, is_new=True)
+
+    # ------------------------------------------------------------------ changes
+
+    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
+        try:
+            dot_git = layout.find_dot_git(worktree_path)
+            common = layout.common_dir_of(worktree_path)
+            if dot_git is None or common is None or not Path(worktree_path).is_dir():
+                return Changes.unknown(f"{worktree_path} is not a git worktree")
+            with Repo(str(dot_git.parent)) as r:
+                files = len(status_paths(r, common))
+                commits = _count_commits(r, base_commit)
+            return Changes(changed_files=files, commits=commits)
+        # Fail-safe by design (WT-8): any failure means "keep the worktree".
+        except Exception as error:
+            log.warning("cannot determine changes of %s: %s", worktree_path, error)
+            return Changes.unknown(f"cannot determine changes of {worktree_path}: {error}")
+
+    # ------------------------------------------------------------------ remove
+
+    def remove(
+        self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False
+    ) -> None:
+        main = _require_main(repo)
+        common = _require_common(main)
+        entry = _registered(common, Path(path))
+        if entry is None:
+            raise WorktreeError(f"{path} is not a linked worktree of {main}")
+        if entry.locked and not force:
+            raise WorktreeError(f"{entry.path} is locked; unlock it or remove with force")
+        if entry.path.exists() and not force:
+            if not entry.exists:
+                raise WorktreeError(f"{entry.path} has no .git file; remove with force to delete")
+            _refuse_if_dirty(entry.path, common)
+        if entry.path.exists():
+            shutil.rmtree(entry.path)
+        shutil.rmtree(entry.admin_dir, ignore_errors=True)
+        if branch:
+            with Repo(str(main)) as r:
+                delete_branch(r, common, branch)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _require_main(repo: PathLike) -> Path:
+    main = layout.main_repo_of(repo)
+    if main is None:
+        raise WorktreeError(f"{repo} is not inside a git repository")
+    return main
+
+
+def _require_common(main: Path) -> Path:
+    common = layout.common_dir_of(main)
+    if common is None:
+        raise WorktreeError(f"{main} is not a git repository")
+    return common
+
+
+def _open_main(repo: PathLike) -> Repo:
+    return Repo(str(_require_main(repo)))
+
+
+def _branch_of(head_file: Path) -> str | None:
+    try:
+        head = head_file.read_bytes().strip()
+    except OSError:
+        return None
+    if head.startswith(SYMREF + HEADS):
+        return head[len(SYMREF + HEADS) :].decode("utf-8")
+    return None
+
+
+def _head_sha(r: Repo) -> str | None:
+    try:
+        return r.refs[Ref(b"HEAD")].decode("ascii")
+    except KeyError:
+        return None
+
+
+def _linked_info(r: Repo, entry: layout.AdminEntry) -> WorktreeInfo:
+    branch = _branch_of(entry.admin_dir / "HEAD")
+    head: str | None = None
+    try:
+        raw = (entry.admin_dir / "HEAD").read_bytes().strip()
+        if raw.startswith(SYMREF):
+            head = r.refs[Ref(raw[len(SYMREF) :])].decode("ascii")
+        else:
+            head = raw.decode("ascii")
+    except (OSError, KeyError):
+        head = None
+    return WorktreeInfo(entry.path, branch, head, prunable=not entry.exists)
+
+
+def _registered(common: Path, path: Path) -> layout.AdminEntry | None:
+    for entry in layout.linked_worktrees(common):
+        if layout.same_path(entry.path, path):
+            return entry
+    return None
+
+
+def _live_entry(common: Path, target: Path) -> layout.AdminEntry | None:
+    """The worktree registered at ``target`` if its folder exists (to reuse it).
+
+    A registration whose folder is gone is dropped so that the path can be used again.
+    """
+    entry = _registered(common, target)
+    if entry is None or entry.exists:
+        return entry
+    shutil.rmtree(entry.admin_dir, ignore_errors=True)
+    return None
+
+
+def _resolve_commit(r: Repo, base_ref: str) -> ObjectID:
+    try:
+        commit = parse_commit(r, base_ref.encode("utf-8"))
+    except (KeyError, ValueError) as error:
+        raise WorktreeError(f"unknown base ref '{base_ref}': {error}") from error
+    return commit.id
+
+
+def _add_worktree(
+    r: Repo, common: Path, target: Path, ref: Ref, base: ObjectID, base_ref: str
+) -> None:
+    """Register ``target`` as a worktree on a new branch ``ref`` at ``base`` and check out."""
+    made_dir = not target.exists()
+    target.mkdir(parents=True, exist_ok=True)
+    admin = layout.make_admin_dir(common, target)
+    made_branch = False
+    try:
+        # "locked" keeps a concurrent `git worktree prune` off a half-made worktree, as git does.
+        (admin / "locked").write_text("initializing\n", encoding="utf-8")
+        # Absolute paths only: relative ones need git >= 2.48.
+        (admin / "gitdir").write_text(f"{target / '.git'}\n", encoding="utf-8")
+        (admin / "commondir").write_text("../..\n", encoding="utf-8")
+        (admin / "HEAD").write_bytes(SYMREF + ref + b"\n")
+        made_branch = r.refs.add_if_new(
+            ref, base, message=f"branch: Created from {base_ref}".encode()
+        )
+        if not made_branch:
+            raise WorktreeError(f"a branch named '{ref[len(HEADS) :].decode()}' already exists")
+        (target / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
+        with Repo(str(target)) as wt:
+            wt.get_worktree().reset_index()
+        (admin / "locked").unlink()
+    except BaseException:
+        shutil.rmtree(admin, ignore_errors=True)
+        if made_dir:
+            shutil.rmtree(target, ignore_errors=True)
+        else:
+            for child in target.iterdir():
+                _remove_any(child)
+        if made_branch:
+            r.refs.remove_if_equals(ref, base)
+            _drop_reflog(common, ref)
+        raise
+
+
+def _remove_any(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with suppress(OSError):
+            path.unlink()
+
+
+def _refuse_if_dirty(path: Path, common: Path) -> None:
+    try:
+        with Repo(str(path)) as r:
+            dirty = len(status_paths(r, common))
+    except Exception as error:
+        raise WorktreeError(
+            f"cannot tell whether {path} has changes ({error}); remove with force to discard"
+        ) from error
+    if dirty:
+        raise WorktreeError(
+            f"{path} has {dirty} changed file(s); commit them or remove with force to discard"
+        )
+
+
+def delete_branch(r: Repo, common: Path, branch: str) -> bool:
+    """Delete ``refs/heads/<branch>`` unless a worktree has it checked out; True if deleted."""
+    ref = Ref(HEADS + branch.encode("utf-8"))
+    if ref not in r.refs:
+        return False
+    heads = [common / "HEAD"] + [e.admin_dir / "HEAD" for e in layout.linked_worktrees(common)]
+    for head in heads:
+        if _branch_of(head) == branch:
+            log.warning("branch %s is checked out at %s; kept", branch, head.parent)
+            return False
+    r.refs.remove_if_equals(ref, None)
+    _drop_reflog(common, ref)
+    return True
+
+
+def _drop_reflog(common: Path, ref: Ref) -> None:
+    # git deletes a branch's reflog with the branch; dulwich appends a deletion entry instead.
+    with suppress(OSError):
+        (common / "logs" / os.fsdecode(ref)).unlink()
+
+
+def _count_commits(r: Repo, base_commit: str) -> int:
+    head = r.refs[Ref(b"HEAD")]
+    base = ObjectID(base_commit.encode("ascii"))
+    if head == base:
+        return 0
+    if not isinstance(r[base], Commit):
+        raise ValueError(f"{base_commit} is not a commit")
+    return sum(1 for _ in r.get_walker(include=[head], exclude=[base]))
+
+
+# ---------------------------------------------------------------------- status
+
+
+def status_paths(r: Repo, common: Path) -> set[bytes]:
+    """Paths ``git status --porcelain --untracked-files=all --no-renames`` would list."""
+    index = r.open_index()
+    paths: set[bytes] = set()
+    try:
+        head = r[r.refs[Ref(b"HEAD")]]
+        tree = head.tree if isinstance(head, Commit) else None
+    except KeyError:
+        tree = None
+    for (old, new), _modes, _shas in index.changes_from_tree(r.object_store, tree):
+        name = new or old
+        if name is not None:
+            paths.add(name)
+    normalizer = r.get_blob_normalizer()
+    paths.update(get_unstaged_changes(index, r.path, normalizer.checkin_normalize))
+    paths.update(_untracked(r, index, _ignore_manager(r, common)))
+    return paths
+
+
+def _ignore_manager(r: Repo, common: Path) -> IgnoreFilterManager:
+    """dulwich's manager, but with ``info/exclude`` read from the common dir, as git does."""
+    config = r.get_config_stack()
+    filters: list[IgnoreFilter] = []
+    for source in (common / "info" / "exclude", default_user_ignore_filter_path(config)):
+        with suppress(OSError):
+            filters.append(IgnoreFilter.from_path(os.path.expanduser(source)))
+    ignorecase = config.get_boolean(b"core", b"ignorecase", False)
+    return IgnoreFilterManager(r.path, filters, ignorecase)
+
+
+def _untracked(r: Repo, index: Index, ignore: IgnoreFilterManager) -> Iterator[bytes]:
+    """Untracked, not ignored files; a nested repository counts once, as git shows it."""
+    root = r.path
+    tracked = set(index.paths())
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root)
+        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
+        if not prefix:
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            filenames = [f for f in filenames if f != ".git"]
+        keep = []
+        for name in dirnames:
+            full = os.path.join(dirpath, name)
+            rel = prefix + name
+            if os.path.islink(full):
+                filenames.append(name)
+            elif os.path.lexists(os.path.join(full, ".git")):
+                if os.fsencode(rel) not in tracked and ignore.is_ignored(rel + "/") is not True:
+                    yield os.fsencode(rel + "/")
+            elif not ignore.may_prune_directory(rel + "/"):
+                keep.append(name)
+        dirnames[:] = keep
+        for name in filenames:
+            rel = prefix + name
+            encoded = os.fsencode(rel)
+            if encoded not in tracked and ignore.is_ignored(rel) is not True:
+                yield encoded

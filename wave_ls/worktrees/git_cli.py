@@ -1,0 +1,284 @@
+"""Worktrees through the ``git`` command line: the fastest checkout and status."""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from wave_ls.worktrees import layout
+from wave_ls.worktrees.model import (
+    DEFAULT_EXCLUDE,
+    Changes,
+    PathLike,
+    WorktreeError,
+    WorktreeInfo,
+)
+
+log = logging.getLogger(__name__)
+
+SHA = re.compile(r"[0-9a-fA-F]{7,64}")
+
+# Set by git hooks and some shells; any of them would point our commands at another repo.
+_REPO_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+
+
+def git_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def run_git(cwd: PathLike, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``git <args>`` in ``cwd``; raises only when git cannot start at all."""
+    return run_git_together(cwd, args)[0]
+
+
+def run_git_together(
+    cwd: PathLike, *commands: tuple[str, ...]
+) -> list[subprocess.CompletedProcess[str]]:
+    """Run several read-only git commands concurrently; results in the same order."""
+    try:
+        procs = [
+            subprocess.Popen(
+                ["git", *args],
+                cwd=cwd,
+                env=git_env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                errors="surrogateescape",
+            )
+            for args in commands
+        ]
+    except OSError as error:
+        raise WorktreeError(f"cannot run git in {cwd}: {error}") from error
+    results = []
+    for args, proc in zip(commands, procs, strict=True):
+        out, err = proc.communicate()
+        results.append(subprocess.CompletedProcess(["git", *args], proc.returncode, out, err))
+    return results
+
+
+def _checked(cwd: PathLike, *args: str) -> str:
+    done = run_git(cwd, *args)
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip()
+        raise WorktreeError(f"git {args[0]} failed: {detail}")
+    return done.stdout
+
+
+def parse_worktree_list(text: str) -> list[WorktreeInfo]:
+    """Parse ``git worktree list --porcelain``: main first, then linked sorted by path."""
+    infos: list[WorktreeInfo] = []
+    for block in text.strip("\n").split("\n\n"):
+        fields: dict[str, str] = {}
+        for line in block.splitlines():
+            key, _, value = line.partition(" ")
+            fields[key] = value
+        if "worktree" not in fields:
+            continue
+        branch = fields.get("branch")
+        infos.append(
+            WorktreeInfo(
+                path=Path(fields["worktree"]),
+                branch=branch.removeprefix("refs/heads/") if branch else None,
+                head=fields.get("HEAD"),
+                is_main=not infos,
+                prunable="prunable" in fields,
+            )
+        )
+    return infos[:1] + sorted(infos[1:], key=lambda info: str(info.path))
+
+
+def _find(worktrees: list[WorktreeInfo], path: Path) -> WorktreeInfo | None:
+    return next((w for w in worktrees if layout.same_path(w.path, path)), None)
+
+
+def count_status_entries(porcelain_z: str) -> int:
+    """Entries of ``git status --porcelain -z --no-renames`` (one NUL-ended record each)."""
+    return sum(1 for record in porcelain_z.split("\0") if record)
+
+
+class GitCliBackend:
+    """The ``WorktreeBackend`` that runs ``git``; requires git on PATH."""
+
+    name = "git"
+
+    def main_repo(self, path: PathLike) -> Path | None:
+        infos = self._worktrees(path, required=False)
+        return infos[0].path if infos else None
+
+    def default_branch(self, repo: PathLike) -> str | None:
+        prefix = "refs/remotes/origin/"
+        out = _checked(self._main(repo), "for-each-ref", "--format=%(refname) %(symref)", prefix)
+        refs = dict(line.partition(" ")[::2] for line in out.splitlines())
+        head_target = refs.get(prefix + "HEAD", "")
+        if head_target.startswith(prefix):
+            return head_target.removeprefix(prefix)
+        for name in ("main", "master"):
+            if prefix + name in refs:
+                return name
+        return None
+
+    def list(self, repo: PathLike) -> list[WorktreeInfo]:
+        return self._worktrees(repo)
+
+    def ensure_excluded(self, repo: PathLike, pattern: str = DEFAULT_EXCLUDE) -> None:
+        here = layout.nearest_dir(repo)
+        common = run_git(here, "rev-parse", "--git-common-dir")
+        if common.returncode != 0:
+            raise WorktreeError(f"{repo} is not inside a git repository")
+        layout.add_exclude((here / common.stdout.strip()).resolve(), pattern)
+
+    def create(self, repo: PathLike, path: PathLike, branch: str, base_ref: str) -> WorktreeInfo:
+        if base_ref.startswith("-") or branch.startswith("-"):
+            raise WorktreeError(f"invalid base ref or branch: '{base_ref}', '{branch}'")
+        # Run from the caller's directory: "HEAD" means the caller's HEAD, which may be a
+        # linked worktree's (git, unlike dulwich, adds worktrees from a linked one fine).
+        here = layout.nearest_dir(repo)
+        target = Path(os.path.realpath(path))
+        if target.exists():
+            worktrees = self._worktrees(here)
+            live = _find(worktrees[1:], target)
+            if live is not None and not live.prunable:
+                return WorktreeInfo(
+                    target, live.branch, live.head, base_commit=live.head, is_new=False
+                )
+            if not target.is_dir() or any(target.iterdir()):
+                main = worktrees[0].path
+                raise WorktreeError(f"{target} already exists and is not a worktree of {main}")
+        else:
+            self._drop_stale_registration(here, target)
+        if self._branch_exists(here, branch):
+            raise WorktreeError(
+                f"a branch named '{branch}' already exists; delete it or choose another name"
+            )
+        done = run_git(here, "worktree", "add", "--no-track", "-b", branch, str(target), base_ref)
+        if done.returncode != 0:
+            made = _find(self._worktrees(here)[1:], target)
+            if made is not None and not made.prunable:
+                # Only the post-checkout hook failed: the worktree is complete, keep it.
+                log.warning("git worktree add %s: %s", target, done.stderr.strip())
+                return WorktreeInfo(target, branch, made.head, base_commit=made.head, is_new=True)
+            # git creates the branch before checking out; do not leave it behind.
+            if self._branch_exists(here, branch):
+                run_git(here, "branch", "-D", branch)
+            self._explain_failed_create(here, base_ref)
+            raise WorktreeError(f"git worktree add failed: {done.stderr.strip()}")
+        sha = layout.read_head(target) or _checked(target, "rev-parse", "HEAD").strip()
+        return WorktreeInfo(target, branch, sha, base_commit=sha, is_new=True)
+
+    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
+        wt = Path(worktree_path)
+        if not wt.is_dir():
+            return Changes.unknown(f"{wt} does not exist")
+        if not SHA.fullmatch(base_commit):
+            return Changes.unknown(f"'{base_commit}' is not a commit id")
+        status_cmd = (
+            "--no-optional-locks",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+        )
+        count_cmd = ("rev-list", "--count", f"{base_commit}..HEAD")
+        # HEAD still at the base (read from the ref files) means no commits: skip rev-list.
+        unmoved = layout.read_head(wt) == base_commit.lower()
+        try:
+            results = run_git_together(wt, status_cmd, *([] if unmoved else [count_cmd]))
+        except WorktreeError as error:
+            return Changes.unknown(str(error))
+        status = results[0]
+        if status.returncode != 0:
+            return Changes.unknown(f"git status failed in {wt}: {status.stderr.strip()}")
+        if unmoved:
+            return Changes(count_status_entries(status.stdout), 0)
+        commits = results[1]
+        if commits.returncode != 0:
+            return Changes.unknown(f"git rev-list failed in {wt}: {commits.stderr.strip()}")
+        return Changes(count_status_entries(status.stdout), int(commits.stdout.strip()))
+
+    def remove(
+        self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False
+    ) -> None:
+        if branch and branch.startswith("-"):
+            raise WorktreeError(f"invalid branch name '{branch}'")
+        # Not from inside the worktree being deleted: later commands need an existing cwd.
+        cwd = layout.main_repo_of(repo) or layout.nearest_dir(repo)
+        target = Path(os.path.realpath(path))
+        # git refuses by itself: the main worktree, a non-worktree, a locked one, and one with
+        # modified or untracked files (without --force); "--force" twice overrides a lock.
+        flags = ["--force", "--force"] if force else []
+        done = run_git(cwd, "worktree", "remove", *flags, str(target))
+        if done.returncode != 0:
+            worktrees = self._worktrees(cwd)
+            if _find(worktrees[1:], target) is None:
+                raise WorktreeError(f"{path} is not a linked worktree of {worktrees[0].path}")
+            raise WorktreeError(f"git worktree remove failed: {done.stderr.strip()}")
+        if not branch:
+            return
+        deleted = run_git(cwd, "branch", "-D", branch)
+        if deleted.returncode == 0:
+            return
+        holder = next((w for w in self._worktrees(cwd) if w.branch == branch), None)
+        if holder is not None:
+            log.warning("branch %s is checked out at %s; kept", branch, holder.path)
+            return
+        exists = run_git(cwd, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+        if exists.returncode == 0:
+            raise WorktreeError(f"git branch -D failed: {deleted.stderr.strip()}")
+
+    # ------------------------------------------------------------------ helpers
+
+    def _drop_stale_registration(self, here: Path, target: Path) -> None:
+        """Forget a registered worktree at ``target`` whose folder is gone.
+
+        Otherwise ``git worktree add`` refuses the path, after having created the branch.
+        """
+        common = layout.common_dir_of(here)
+        if common is None:
+            return
+        for entry in layout.linked_worktrees(common):
+            if layout.same_path(entry.path, target):
+                _checked(here, "worktree", "remove", "--force", str(entry.path))
+
+    def _branch_exists(self, here: Path, branch: str) -> bool:
+        common = layout.common_dir_of(here)
+        known = None if common is None else layout.branch_exists(common, branch)
+        if known is not None:
+            return known
+        found = run_git(here, "rev-parse", "--verify", "--quiet", f"refs/heads/{branch}")
+        return found.returncode == 0
+
+    def _explain_failed_create(self, here: Path, base_ref: str) -> None:
+        """Raise a plain error for the usual causes (checked only after a failure)."""
+        self._worktrees(here)  # not a repository
+        base = run_git(here, "rev-parse", "--verify", "--quiet", f"{base_ref}^{{commit}}")
+        if base.returncode != 0:
+            raise WorktreeError(f"unknown base ref '{base_ref}'")
+
+    def _main(self, repo: PathLike) -> Path:
+        return self._worktrees(repo)[0].path
+
+    def _worktrees(self, repo: PathLike, *, required: bool = True) -> builtins.list[WorktreeInfo]:
+        """``git worktree list`` run from anywhere in the repo: the main one comes first."""
+        done = run_git(layout.nearest_dir(repo), "worktree", "list", "--porcelain")
+        infos = parse_worktree_list(done.stdout) if done.returncode == 0 else []
+        if not infos and required:
+            raise WorktreeError(f"{repo} is not inside a git repository")
+        return infos

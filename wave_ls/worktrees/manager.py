@@ -1,0 +1,89 @@
+"""The facade the runtime uses: per operation, the backend that measured fastest.
+
+The choices come from ``benchmarks/bench_worktrees.py`` (figures in ``docs/worktrees.md``).
+Without ``git`` on PATH every operation runs on dulwich.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from wave_ls.worktrees.dulwich_backend import DulwichBackend
+from wave_ls.worktrees.git_cli import GitCliBackend
+from wave_ls.worktrees.model import (
+    DEFAULT_EXCLUDE,
+    Changes,
+    PathLike,
+    WorktreeBackend,
+    WorktreeInfo,
+)
+
+Operation = Literal[
+    "main_repo", "default_branch", "create", "changes", "remove", "list", "ensure_excluded"
+]
+BackendName = Literal["git", "dulwich"]
+
+# Checkout and status are 6-10x faster in git on big repos; lookups that git would answer
+# with a process start are faster read straight from disk. See docs/worktrees.md.
+PREFERRED: Mapping[Operation, BackendName] = {
+    "main_repo": "dulwich",
+    "default_branch": "dulwich",
+    "create": "git",
+    "changes": "git",
+    "remove": "git",
+    "list": "dulwich",
+    "ensure_excluded": "dulwich",
+}
+
+
+class WorktreeManager:
+    """A ``WorktreeBackend`` that routes each operation to the better backend."""
+
+    name = "manager"
+
+    def __init__(
+        self,
+        *,
+        git_available: bool | None = None,
+        prefer: Mapping[Operation, BackendName] | None = None,
+    ) -> None:
+        if git_available is None:
+            git_available = shutil.which("git") is not None
+        self.dulwich = DulwichBackend()
+        self.git: GitCliBackend | None = GitCliBackend() if git_available else None
+        self.prefer: dict[Operation, BackendName] = {**PREFERRED, **(prefer or {})}
+
+    def backend_for(self, operation: Operation) -> WorktreeBackend:
+        if self.prefer[operation] == "git" and self.git is not None:
+            return self.git
+        return self.dulwich
+
+    def choices(self) -> dict[str, str]:
+        """Which backend runs each operation here (for logs and the benchmark)."""
+        return {op: self.backend_for(op).name for op in self.prefer}
+
+    def main_repo(self, path: PathLike) -> Path | None:
+        return self.backend_for("main_repo").main_repo(path)
+
+    def default_branch(self, repo: PathLike) -> str | None:
+        return self.backend_for("default_branch").default_branch(repo)
+
+    def create(self, repo: PathLike, path: PathLike, branch: str, base_ref: str) -> WorktreeInfo:
+        return self.backend_for("create").create(repo, path, branch, base_ref)
+
+    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
+        return self.backend_for("changes").changes(worktree_path, base_commit)
+
+    def remove(
+        self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False
+    ) -> None:
+        self.backend_for("remove").remove(repo, path, branch, force=force)
+
+    def list(self, repo: PathLike) -> list[WorktreeInfo]:
+        return self.backend_for("list").list(repo)
+
+    def ensure_excluded(self, repo: PathLike, pattern: str = DEFAULT_EXCLUDE) -> None:
+        self.backend_for("ensure_excluded").ensure_excluded(repo, pattern)
