@@ -8,6 +8,7 @@
 from wave_ls.worktrees.dulwich_backend import DulwichBackend
 from wave_ls.worktrees.git_cli import GitCliBackend
 from wave_ls.worktrees.layout import worktree_location
+from wave_ls.worktrees.manager import WorktreeManager
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
     Changes,
@@ -24,5 +25,6 @@ __all__ = [
     "WorktreeBackend",
     "WorktreeError",
     "WorktreeInfo",
+    "WorktreeManager",
     "worktree_location",
 ]
