@@ -26,7 +26,9 @@ def by_name(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @pytest.mark.parametrize("client_name", CLIENTS)
-async def test_agents_list_with_overrides_and_problems(client_name: str, home: Path, project: Path) -> None:
+async def test_agents_list_with_overrides_and_problems(
+    client_name: str, home: Path, project: Path
+) -> None:
     # LOAD-1, LOAD-2, LOAD-3, PLAN-4
     user_dir, project_dir = home / ".wave" / "agents", project / ".wave" / "agents"
     put(user_dir, "reviewer", agent_file("reviewer", "User reviewer"))
@@ -70,8 +72,14 @@ async def test_completion_orders_agents_before_files_and_filters(home: Path, pro
         assert runner["insertText"] == "[@agent:test-runner]"
         assert runner["detail"] == "Runs the tests"
 
-        filtered = await client.request("wave/chatInput/completion", {"text": "ask @tes please", "cursor": 8})
-        agents = [i["label"] for i in sorted(filtered["items"], key=lambda i: i["sortText"]) if i["insertText"].startswith("[@agent:")]
+        filtered = await client.request(
+            "wave/chatInput/completion", {"text": "ask @tes please", "cursor": 8}
+        )
+        agents = [
+            i["label"]
+            for i in sorted(filtered["items"], key=lambda i: i["sortText"])
+            if i["insertText"].startswith("[@agent:")
+        ]
         assert agents[0] == "test-runner"  # name prefix first
         assert "docs-writer" in agents  # description match
         assert "Explore" not in agents
@@ -84,13 +92,21 @@ async def test_completion_orders_agents_before_files_and_filters(home: Path, pro
 
 async def test_a_deleted_definition_disappears_mid_session(home: Path, project: Path) -> None:
     # MENTION-9
-    path = put(project / ".wave" / "agents", "short-lived", agent_file("short-lived", "Here for now"))
+    path = put(
+        project / ".wave" / "agents", "short-lived", agent_file("short-lived", "Here for now")
+    )
     async with wave_client(server_env(home)) as client:
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
-        before = await client.request("wave/chatInput/completion", {"sessionId": sid, "text": "@short"})
-        assert [i["label"] for i in before["items"] if i["label"] == "short-lived"] == ["short-lived"]
+        before = await client.request(
+            "wave/chatInput/completion", {"sessionId": sid, "text": "@short"}
+        )
+        assert [i["label"] for i in before["items"] if i["label"] == "short-lived"] == [
+            "short-lived"
+        ]
         path.unlink()
-        after = await client.request("wave/chatInput/completion", {"sessionId": sid, "text": "@short"})
+        after = await client.request(
+            "wave/chatInput/completion", {"sessionId": sid, "text": "@short"}
+        )
         assert "short-lived" not in [i["label"] for i in after["items"]]
         listed = await client.request("wave/agents/list", {"cwd": str(project)})
         assert "short-lived" not in by_name(listed)

@@ -41,9 +41,13 @@ async def test_turn_with_tool_calls_streams_every_update(
             )
         )
     )
-    async with wave_client(server_env(home, fake_model.base_url), caps=capabilities(client_name)) as client:
+    async with wave_client(
+        server_env(home, fake_model.base_url), caps=capabilities(client_name)
+    ) as client:
         sid = await new_session(client, project)
-        result = await client.request("wave/chat/send", {"sessionId": sid, "text": "what does answer return?"})
+        result = await client.request(
+            "wave/chat/send", {"sessionId": sid, "text": "what does answer return?"}
+        )
         assert result["status"] == "completed"
         assert result["text"] == "It returns 41."
         assert result["usage"]["total_tokens"] > 0
@@ -55,7 +59,7 @@ async def test_turn_with_tool_calls_streams_every_update(
         assert kinds.count("assistantMessage") == 2
         assert kinds[-1] == "turnEnded"
         blocks = client.updates_for(sid, "toolBlock")
-        assert [b["status"] for b in blocks][0] == "pending"
+        assert blocks[0]["status"] == "pending"
         assert blocks[-1]["status"] == "completed"
         assert blocks[-1]["name"] == "Read"
         assert "return 41" in blocks[-1]["result"]
@@ -72,18 +76,26 @@ async def test_cancel_mid_stream_leaves_the_session_usable(
 ) -> None:
     fake_model.set_script(
         script(
-            route("tell me a long story", reply("once upon a time " * 40, chunk_size=4, chunk_delay=0.05)),
+            route(
+                "tell me a long story",
+                reply("once upon a time " * 40, chunk_size=4, chunk_delay=0.05),
+            ),
             route("short answer please", reply("Short.")),
         )
     )
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid = await new_session(client, project)
-        send = asyncio.create_task(client.request("wave/chat/send", {"sessionId": sid, "text": "tell me a long story"}))
+        msg_id, send = client.start_request(
+            "wave/chat/send", {"sessionId": sid, "text": "tell me a long story"}
+        )
         await client.wait_update(lambda u: u["kind"] == "assistantDelta")
-        send.cancel()
+        client.cancel_request(msg_id)
         ended = await client.wait_update(lambda u: u["kind"] == "turnEnded")
         assert ended["status"] == "cancelled"
-        result = await client.request("wave/chat/send", {"sessionId": sid, "text": "short answer please"})
+        assert (await send)["status"] == "cancelled"
+        result = await client.request(
+            "wave/chat/send", {"sessionId": sid, "text": "short answer please"}
+        )
         assert result == {"status": "completed", "text": "Short.", "usage": result["usage"]}
 
 
@@ -92,28 +104,36 @@ async def test_cancel_mid_tool_kills_the_command(
 ) -> None:
     fake_model.set_script(
         script(
-            route("run the slow thing", reply("", call("Bash", {"command": "echo $$ > pid.txt; sleep 30"}))),
+            route(
+                "run the slow thing",
+                reply("", call("Bash", {"command": "echo $$ > pid.txt; sleep 30"})),
+            ),
             route("are you there", reply("Yes.")),
         )
     )
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid = await new_session(client, project, permissionMode="bypassPermissions")
-        send = asyncio.create_task(client.request("wave/chat/send", {"sessionId": sid, "text": "run the slow thing"}))
+        msg_id, send = client.start_request(
+            "wave/chat/send", {"sessionId": sid, "text": "run the slow thing"}
+        )
         await client.wait_update(lambda u: u["kind"] == "toolBlock" and u["status"] == "running")
         for _ in range(100):
             if (project / "pid.txt").exists() and (project / "pid.txt").read_text().strip():
                 break
             await asyncio.sleep(0.05)
         pid = int((project / "pid.txt").read_text())
-        send.cancel()
+        client.cancel_request(msg_id)
         ended = await client.wait_update(lambda u: u["kind"] == "turnEnded")
         assert ended["status"] == "cancelled"
+        assert (await send)["status"] == "cancelled"
         for _ in range(100):
             if not Path(f"/proc/{pid}").exists():
                 break
             await asyncio.sleep(0.05)
         assert not Path(f"/proc/{pid}").exists(), "the cancelled command is still running"
-        result = await client.request("wave/chat/send", {"sessionId": sid, "text": "are you there?"})
+        result = await client.request(
+            "wave/chat/send", {"sessionId": sid, "text": "are you there?"}
+        )
         assert result["text"] == "Yes."
     # The model's history stays valid: the interrupted call got a result.
     last = fake_model.chat_bodies()[-1]
@@ -152,7 +172,9 @@ async def test_second_message_on_a_busy_session_is_refused(
     fake_model.set_script(script(route("slow", reply("done", delay=1.0))))
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid = await new_session(client, project)
-        first = asyncio.create_task(client.request("wave/chat/send", {"sessionId": sid, "text": "slow"}))
+        first = asyncio.create_task(
+            client.request("wave/chat/send", {"sessionId": sid, "text": "slow"})
+        )
         await client.wait_update(lambda u: u["kind"] == "userMessage")
         with pytest.raises(JsonRpcException) as error:
             await client.request("wave/chat/send", {"sessionId": sid, "text": "slow again"})
@@ -178,7 +200,10 @@ async def test_permission_is_asked_in_default_mode(
     async with wave_client(
         server_env(home, fake_model.base_url), caps=capabilities(permission=True)
     ) as client:
-        client.permission_answer = lambda _p: {"allowed": answer, "message": "" if answer else "Not now."}
+        client.permission_answer = lambda _p: {
+            "allowed": answer,
+            "message": "" if answer else "Not now.",
+        }
         sid = await new_session(client, project)
         await client.request("wave/chat/send", {"sessionId": sid, "text": "create notes"})
         assert len(client.permission_requests) == 1
@@ -245,7 +270,9 @@ async def test_resume_after_the_server_was_killed(
         assert after == before
         # MENTION-7: the user's text comes back verbatim, tags included.
         assert after[0]["content"] == text
-        result = await client.request("wave/chat/send", {"sessionId": sid, "text": "which number was it?"})
+        result = await client.request(
+            "wave/chat/send", {"sessionId": sid, "text": "which number was it?"}
+        )
         assert result["text"] == "It was 7."
     contents = [m["content"] for m in fake_model.chat_bodies()[-1]["messages"]]
     assert text in contents and "Noted: 7." in contents
@@ -258,7 +285,8 @@ async def test_file_mentions_bring_the_file_to_the_model(
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid = await new_session(client, project)
         await client.request(
-            "wave/chat/send", {"sessionId": sid, "text": "explain [@file:src/app.py] and @agent:Explore"}
+            "wave/chat/send",
+            {"sessionId": sid, "text": "explain [@file:src/app.py] and @agent:Explore"},
         )
     users = [m["content"] for m in fake_model.chat_bodies()[0]["messages"] if m["role"] == "user"]
     file_reminders = [u for u in users if "<system-reminder>" in u and "return 41" in u]
@@ -296,7 +324,9 @@ async def test_bad_params_get_an_invalid_params_error(home: Path) -> None:
             assert error.value.message, (method, params)
 
 
-async def test_bad_initialization_options_fall_back_and_are_shown(home: Path, project: Path) -> None:
+async def test_bad_initialization_options_fall_back_and_are_shown(
+    home: Path, project: Path
+) -> None:
     options = {"permissionMode": "yolo", "model": 42}
     async with wave_client(server_env(home), init_options=options) as client:
         sid = await new_session(client, project)

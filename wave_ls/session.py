@@ -15,9 +15,9 @@ from typing import Any
 
 from wave_ls.agents import AgentCatalog
 from wave_ls.chat_input.mentions import (
+    file_mention_reminder,
     find_agent_mentions,
     find_file_mentions,
-    file_mention_reminder,
     mention_reminder,
 )
 from wave_ls.runtime.core import (
@@ -74,7 +74,10 @@ class AgentSession:
             self.transcript = TranscriptWriter(transcript_path(home, self.id))
             if not messages:
                 self.transcript.write_header(
-                    session_id=self.id, cwd=str(self.cwd), model=model, permission_mode=permission_mode
+                    session_id=self.id,
+                    cwd=str(self.cwd),
+                    model=model,
+                    permission_mode=permission_mode,
                 )
         all_tools = list(tools) if tools is not None else builtin_tools()
         if catalog is not None:
@@ -131,8 +134,9 @@ class AgentSession:
         """The user's message verbatim, then the reminders its mentions call for."""
         out = [Message("user", text)]
         files = find_file_mentions(text)
-        if files:
-            out.append(Message("user", file_mention_reminder(self.cwd, files), meta={"reminder": "file"}))
+        file_reminder = file_mention_reminder(files, self.cwd) if files else None
+        if file_reminder:
+            out.append(Message("user", file_reminder, meta={"reminder": "file"}))
         agents = find_agent_mentions(text)
         choices = [(a.name, a.description) for a in self.catalog().agents] if self.catalog else []
         reminder = mention_reminder(agents, choices) if agents else None

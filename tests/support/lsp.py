@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -61,6 +62,16 @@ class WaveClient(LanguageClient):
     async def request(self, method: str, params: Any) -> Any:
         return await self.protocol.send_request_async(method, params)
 
+    def start_request(self, method: str, params: Any) -> tuple[str, asyncio.Future[Any]]:
+        """Send a request without waiting; its id lets the test cancel it."""
+        msg_id = f"test-{uuid.uuid4().hex[:8]}"
+        future = self.protocol.send_request(method, params, msg_id=msg_id)
+        return msg_id, asyncio.wrap_future(future)
+
+    def cancel_request(self, msg_id: str) -> None:
+        """What an editor does when the user stops a turn: ``$/cancelRequest``."""
+        self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+
     async def wait_update(
         self, predicate: Callable[[dict[str, Any]], bool], timeout: float = 20
     ) -> dict[str, Any]:
@@ -106,7 +117,12 @@ async def wave_client(
     root: Path | None = None,
 ) -> AsyncIterator[WaveClient]:
     client = WaveClient()
-    await client.start_io(sys.executable, "-m", "wave_ls", "--stdio", env=env)
+    await client.start_io(
+        os.environ.get("WAVE_TEST_SERVER", sys.executable),
+        *([] if os.environ.get("WAVE_TEST_SERVER") else ["-m", "wave_ls"]),
+        "--stdio",
+        env=env,
+    )
     try:
         await client.initialize_session(
             types.InitializeParams(
@@ -116,7 +132,8 @@ async def wave_client(
             )
         )
         yield client
-        await asyncio.wait_for(client.shutdown_session(), 20)
+        if client._server and client._server.returncode is None and not client.stopped:
+            await asyncio.wait_for(client.shutdown_session(), 20)
     finally:
         await client.stop()
         server = client._server

@@ -45,7 +45,9 @@ class DemoClient(LanguageClient):
         def on_permission(params: dict[str, Any]) -> dict[str, Any]:
             self.end_stream()
             self.permissions.append(params["summary"])
-            self.console.print(f"  [yellow]? allow {params['summary']}[/] → yes (the demo approves)")
+            self.console.print(
+                f"  [yellow]? allow {params['summary']}[/] → yes (the demo approves)"
+            )
             return {"allowed": True}
 
         @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
@@ -77,7 +79,9 @@ class DemoClient(LanguageClient):
             self.tool_calls += 1
             mark = "[green]✓[/]" if update["status"] == "completed" else "[red]✗[/]"
             summary = update.get("shortResult") or first_line(update.get("result", ""))
-            self.console.print(f"  {mark} [cyan]{update['name']}[/] {argument(update)}  [dim]{summary}[/]")
+            self.console.print(
+                f"  {mark} [cyan]{update['name']}[/] {argument(update)}  [dim]{summary}[/]"
+            )
         elif kind == "assistantMessage":
             self.end_stream()
 
@@ -112,7 +116,14 @@ def first_line(text: str) -> str:
 
 async def start_fake_model(script_path: Path) -> tuple[asyncio.subprocess.Process, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "wave_ls", "fake-model", "--port", "0", "--script", str(script_path),
+        sys.executable,
+        "-m",
+        "wave_ls",
+        "fake-model",
+        "--port",
+        "0",
+        "--script",
+        str(script_path),
         stdout=asyncio.subprocess.PIPE,
     )
     assert process.stdout is not None
@@ -138,25 +149,36 @@ async def run_demo(console: Console) -> int:
             script = Path(tmp) / "script.json"
             script.write_text(json.dumps(demo_script()), encoding="utf-8")
             fake, url = await start_fake_model(script)
-            env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="offline", WAVE_MODEL="wave-offline-demo")
-        console.print(Panel.fit(
-            f"model: [bold]{env['WAVE_MODEL']}[/] at {env['OPENAI_BASE_URL']}"
-            f"{' (offline, scripted)' if fake else ''}\nproject: {project} (a throwaway git repo)",
-            title="wave-ls demo",
-        ))
+            env.update(
+                OPENAI_BASE_URL=url, OPENAI_API_KEY="offline", WAVE_MODEL="wave-offline-demo"
+            )
+        console.print(
+            Panel.fit(
+                f"model: [bold]{env['WAVE_MODEL']}[/] at {env['OPENAI_BASE_URL']}"
+                f"{' (offline, scripted)' if fake else ''}\n"
+                f"project: {project} (a throwaway git repo)",
+                title="wave-ls demo",
+            )
+        )
         client = DemoClient(console)
         stderr: list[str] = []
         await client.start_io(sys.executable, "-m", "wave_ls", "--stdio", env=env)
-        stderr_task = asyncio.create_task(drain(client._server.stderr if client._server else None, stderr))
+        stderr_task = asyncio.create_task(
+            drain(client._server.stderr if client._server else None, stderr)
+        )
         try:
-            await client.initialize_async(types.InitializeParams(
-                capabilities=types.ClientCapabilities(
-                    window=types.WindowClientCapabilities(work_done_progress=True),
-                    experimental={"wave": {"permissionRequest": True}},
-                ),
-            ))
+            await client.initialize_async(
+                types.InitializeParams(
+                    capabilities=types.ClientCapabilities(
+                        window=types.WindowClientCapabilities(work_done_progress=True),
+                        experimental={"wave": {"permissionRequest": True}},
+                    ),
+                )
+            )
             client.initialized(types.InitializedParams())
-            agents = await client.protocol.send_request_async("wave/agents/list", {"cwd": str(project)})
+            agents = await client.protocol.send_request_async(
+                "wave/agents/list", {"cwd": str(project)}
+            )
             names = ", ".join(a["name"] for a in agents["agents"])
             console.print(f"[dim]subagents: {names}[/]")
             session = await client.protocol.send_request_async(
@@ -185,15 +207,19 @@ async def run_demo(console: Console) -> int:
             if fake:
                 fake.terminate()
                 await fake.wait()
-        diff = subprocess.run(["git", "diff", "--stat"], cwd=project, capture_output=True, text=True).stdout
+        diff = subprocess.run(
+            ["git", "diff", "--stat"], cwd=project, capture_output=True, text=True
+        ).stdout
         tokens = sum(r.get("usage", {}).get("total_tokens", 0) for r in results)
-        console.print(Panel.fit(
-            f"turns: {len(results)} ({', '.join(r['status'] for r in results)})\n"
-            f"messages in the transcript: {len(messages['messages'])}\n"
-            f"tool calls: {client.tool_calls}; permission prompts: {len(client.permissions)}\n"
-            f"subagent delegations: {', '.join(client.delegations) or 'none'}\n"
-            f"tokens: {tokens}\n"
-            f"git diff --stat:\n{diff.strip() or '(no changes)'}",
-            title="what happened",
-        ))
+        console.print(
+            Panel.fit(
+                f"turns: {len(results)} ({', '.join(r['status'] for r in results)})\n"
+                f"messages in the transcript: {len(messages['messages'])}\n"
+                f"tool calls: {client.tool_calls}; permission prompts: {len(client.permissions)}\n"
+                f"subagent delegations: {', '.join(client.delegations) or 'none'}\n"
+                f"tokens: {tokens}\n"
+                f"git diff --stat:\n{diff.strip() or '(no changes)'}",
+                title="what happened",
+            )
+        )
         return 0 if all(r["status"] == "completed" for r in results) else 1

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 PROJECT_FILES = {
-    "calc.py": '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a - b\n\n\n'
-    "def mul(a, b):\n    return a * b\n",
-    "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
-    "def test_mul():\n    assert mul(2, 3) == 6\n",
-    "AGENTS.md": "# Project notes\nCheck changes with `python3 -c 'import calc'` style one-liners.\n",
+    "calc.py": '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a - b\n'
+    "\n\ndef mul(a, b):\n    return a * b\n",
+    "test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    "\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    "AGENTS.md": "# Project notes\nCheck changes with python3 one-liners.\n",
     ".wave/agents/test-runner.md": "---\nname: test-runner\ndescription: Use PROACTIVELY to run "
     "the tests and report failures.\ntools: Read, Grep, Glob, Bash\n---\nYou run the project's "
     "tests and report which ones fail and why.\n",
@@ -20,7 +20,9 @@ PROJECT_FILES = {
 FIX_MESSAGE = "The add function in calc.py is broken. Please find the bug, fix it and check it."
 EXPLORE_MESSAGE = "[@agent:Explore] where are the tests for the calculator?"
 EXPLORE_TASK = "Find the test files for calc.py and list the functions they test."
-CHECK = "python3 -c 'import calc; assert calc.add(2, 3) == 5; print(\"add(2, 3) =\", calc.add(2, 3))'"
+CHECK = (
+    "python3 -c 'import calc; assert calc.add(2, 3) == 5; print(\"add(2, 3) =\", calc.add(2, 3))'"
+)
 
 
 def make_project(root: Path) -> None:
@@ -30,7 +32,11 @@ def make_project(root: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     env_args = ["-c", "user.name=wave demo", "-c", "user.email=demo@wave.invalid"]
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], [*env_args, "commit", "-qm", "start"]):
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        [*env_args, "commit", "-qm", "start"],
+    ):
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 

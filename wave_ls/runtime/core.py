@@ -311,9 +311,11 @@ class Tool(Protocol):
     with each other and are allowed in plan mode."""
 
     name: str
-    description: str
     parameters: dict[str, Any]
     read_only: bool
+
+    @property
+    def description(self) -> str: ...  # may be computed (the Agent tool's is)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
 

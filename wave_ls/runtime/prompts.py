@@ -35,5 +35,6 @@ def subagent_environment(cwd: Path) -> str:
     """The environment note appended to a subagent's own system prompt."""
     return (
         f"\n\n# Environment\nWorking directory: {cwd}\n"
-        f"Platform: {platform.system().lower()}\nToday's date: {datetime.date.today().isoformat()}\n"
+        f"Platform: {platform.system().lower()}\n"
+        f"Today's date: {datetime.date.today().isoformat()}\n"
     )

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from wave_ls.runtime.core import PermissionMode
+from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, PermissionMode
 
 NO_ENDPOINT_HELP = (
     "No model endpoint is configured. Set OPENAI_BASE_URL (an OpenAI-compatible endpoint, "
@@ -52,7 +52,7 @@ class UnconfiguredModelClient:
     def __init__(self, message: str = NO_ENDPOINT_HELP) -> None:
         self.message = message
 
-    async def complete(self, request: object, on_delta: object = None) -> object:
-        from wave_ls.runtime.core import ModelError
-
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ModelResponse:
         raise ModelError(self.message)

@@ -31,7 +31,11 @@ def progress_title(update: dict[str, Any]) -> str:
     except json.JSONDecodeError:
         args = {}
     args = args if isinstance(args, dict) else {}
-    kind = details.get("subagentType") or args.get("subagent_type") or ("fork" if args.get("fork") else "Agent")
+    kind = (
+        details.get("subagentType")
+        or args.get("subagent_type")
+        or ("fork" if args.get("fork") else "Agent")
+    )
     description = details.get("description") or args.get("description") or ""
     return f"{kind}: {description}" if description else str(kind)
 

@@ -41,7 +41,9 @@ class WaveServer(LanguageServer):
         self.sessions = SessionRegistry()
         self.agents = AgentRegistry(self.home)
         self.files: dict[Path, WorkspaceFiles] = {}
-        self.agent_progress = AgentProgress(lambda: self.work_done_progress, lambda: self.supports_progress)
+        self.agent_progress = AgentProgress(
+            lambda: self.work_done_progress, lambda: self.supports_progress
+        )
         self.background: set[asyncio.Task[Any]] = set()
 
     # ---------------------------------------------------------------- client facts

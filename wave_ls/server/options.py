@@ -17,11 +17,11 @@ class InitializationOptions:
     """Client settings; each overrides the matching environment variable when set."""
 
     model: str | None = None  # WAVE_MODEL
-    baseUrl: str | None = None  # OPENAI_BASE_URL  # noqa: N815 (the wire name)
-    apiKey: str | None = None  # OPENAI_API_KEY  # noqa: N815
-    permissionMode: PermissionMode = "default"  # noqa: N815
-    logFile: str | None = None  # noqa: N815
-    logLevel: str | None = None  # noqa: N815
+    baseUrl: str | None = None  # OPENAI_BASE_URL
+    apiKey: str | None = None  # OPENAI_API_KEY
+    permissionMode: PermissionMode = "default"
+    logFile: str | None = None
+    logLevel: str | None = None
 
 
 def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[str]]:

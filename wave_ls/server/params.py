@@ -16,7 +16,9 @@ def require_object(params: Any, method: str) -> dict[str, Any]:
     return params
 
 
-def field(params: dict[str, Any], name: str, kind: type[T], method: str, *, required: bool = False) -> T | None:
+def field(
+    params: dict[str, Any], name: str, kind: type[T], method: str, *, required: bool = False
+) -> T | None:
     """``params[name]`` checked against ``kind``; None when absent and not required."""
     value = params.get(name)
     if value is None:

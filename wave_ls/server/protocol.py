@@ -15,26 +15,29 @@ from pygls.protocol import LanguageServerProtocol
 WAVE_PREFIX = "wave/"
 
 
+# No field has a default: the converter leaves fields at their default out of the JSON, and
+# a message without ``jsonrpc`` (or a response without ``result``) is not a message;
+# only ``params`` may be left out.
 @attrs.define
 class RawRequestMessage:
     id: int | str
     method: str
-    params: Any = None
-    jsonrpc: str = "2.0"
+    jsonrpc: str
+    params: Any = None  # may be absent
 
 
 @attrs.define
 class RawNotificationMessage:
     method: str
+    jsonrpc: str
     params: Any = None
-    jsonrpc: str = "2.0"
 
 
 @attrs.define
 class RawResponseMessage:
     id: int | str
-    result: Any = None
-    jsonrpc: str = "2.0"
+    result: Any
+    jsonrpc: str
 
 
 # The ``wave/*`` methods that are notifications; every other ``wave/*`` method is a request.
@@ -53,8 +56,8 @@ def wave_result_type(method: str) -> type[Any] | None:
 
 
 class WaveProtocol(LanguageServerProtocol):
-    def get_message_type(self, method: str) -> type[Any] | None:
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         return wave_message_type(method) or super().get_message_type(method)
 
-    def get_result_type(self, method: str) -> type[Any] | None:
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         return wave_result_type(method) or super().get_result_type(method)

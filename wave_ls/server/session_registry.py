@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pygls.exceptions import JsonRpcInvalidParams
 
-from wave_ls.session import AgentSession
 from wave_ls.server.updates import SessionUpdateSink
+from wave_ls.session import AgentSession
 
 
 class SessionRegistry:

@@ -9,12 +9,12 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
-from wave_ls.session import AgentSession, SessionBusy, resume_messages
 from wave_ls.runtime.transcript import valid_session_id
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import existing_dir, field, require_object, required_str
 from wave_ls.server.permission_prompt import LspPermissionAsker
 from wave_ls.server.updates import SessionUpdateSink
+from wave_ls.session import AgentSession, SessionBusy, resume_messages
 
 SESSION_NEW = "wave/session/new"
 CHAT_SEND = "wave/chat/send"
@@ -90,7 +90,7 @@ def register(server: WaveServer) -> None:
                 ls,
                 cwd=cwd,
                 model=model or header.get("model"),
-                permission_mode=mode,  # type: ignore[arg-type]
+                permission_mode=mode,
                 session_id=resume_id,
                 messages=messages,
             )
@@ -98,7 +98,7 @@ def register(server: WaveServer) -> None:
         if cwd_text is None:
             raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
         cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
-        session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)  # type: ignore[arg-type]
+        session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)
         return {"sessionId": session.id}
 
     @server.feature(CHAT_SEND)
@@ -114,7 +114,11 @@ def register(server: WaveServer) -> None:
             raise JsonRpcServerError(str(exc), SESSION_BUSY_CODE) from exc
         except asyncio.CancelledError:
             sink.flush()
-            return {"status": "cancelled", "text": "", "usage": session.conversation.usage.to_json()}
+            return {
+                "status": "cancelled",
+                "text": "",
+                "usage": session.conversation.usage.to_json(),
+            }
         sink.flush()
         reply: dict[str, Any] = {
             "status": result.status,

@@ -99,7 +99,7 @@ class AgentTool:
         self.host = host
 
     @property
-    def description(self) -> str:  # type: ignore[override]
+    def description(self) -> str:
         return agent_tool_description(self.host.catalog())
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -136,7 +136,8 @@ def validate(args: dict[str, Any]) -> dict[str, Any]:
     isolation = args.get("isolation")
     if isolation is not None and isolation != "worktree":
         raise ToolError(
-            f"Agent: isolation must be \"worktree\" (or omitted), got {isolation!r}; nothing was started"
+            f'Agent: isolation must be "worktree" (or omitted), got {isolation!r}; '
+            "nothing was started"
         )
     return {
         "description": text("description", True),

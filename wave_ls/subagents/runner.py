@@ -79,7 +79,9 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
     """The configuration a subagent runs with, derived from its definition and its parent."""
     parent = host.parent_config()
     all_tools = list(host.tool_factory())
-    allowed = resolve_tools([t.name for t in all_tools], definition.tools, definition.disallowed_tools)
+    allowed = resolve_tools(
+        [t.name for t in all_tools], definition.tools, definition.disallowed_tools
+    )
     tools = [tool for tool in all_tools if tool.name in allowed]
     memory_cwd, home = host.memory_cwd, host.home
     return AgentConfig(
@@ -144,7 +146,9 @@ async def run_subagent(
     result.details = details
     if error and not result.is_error:
         log.warning("subagent %s failed after answering: %s", instance_id, error)
-    return SubagentRun(instance_id, result, conversation.usage, tracker.tool_calls, tracker.duration_ms())
+    return SubagentRun(
+        instance_id, result, conversation.usage, tracker.tool_calls, tracker.duration_ms()
+    )
 
 
 def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:
