@@ -1,0 +1,201 @@
+"""Memory: the project's and the user's standing instructions, given to every agent.
+
+Sources, in the order the model reads them:
+
+1. project memory: ``<cwd>/AGENTS.md``, or ``<cwd>/CLAUDE.md`` when AGENTS.md gives nothing;
+2. project rules: ``<cwd>/.wave/rules/**/*.md`` without a ``paths:`` frontmatter key;
+3. user memory: ``<home>/.wave/AGENTS.md``;
+4. user rules: ``<home>/.wave/rules/**/*.md``, likewise.
+
+They reach the model as one ``<system-reminder>`` user-role message at the start of the
+conversation (``memory_message``). Rules with ``paths:`` apply only to matching files and
+are not loaded here. A subagent with ``omitAgentsMd: true`` gets none of it: its caller simply
+does not call ``load_memory`` (FM-1, EXP-3).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat as stat_module
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from wave_ls.runtime.core import Message
+
+log = logging.getLogger(__name__)
+
+MemoryKind = Literal["project", "project_rule", "user", "user_rule"]
+
+_TITLES: dict[MemoryKind, str] = {
+    "project": "Project memory",
+    "project_rule": "Project rule",
+    "user": "User memory",
+    "user_rule": "User rule",
+}
+
+
+@dataclass(frozen=True)
+class MemorySource:
+    """One memory file that contributes text (frontmatter already removed)."""
+
+    kind: MemoryKind
+    path: Path
+    content: str
+
+    @property
+    def title(self) -> str:
+        return f"{_TITLES[self.kind]} ({self.path})"
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """``enabled=False`` is ``omitAgentsMd``: no memory at all."""
+
+    enabled: bool = True
+
+
+def load_memory(
+    cwd: Path, home: Path, settings: MemorySettings | None = None
+) -> list[MemorySource]:
+    """Every memory source that has text, in reading order. Never raises for a bad file.
+
+    ``cwd`` is the session's project directory (for a worktree-isolated subagent, the
+    parent's: memory comes from the parent session).
+    """
+    if settings is not None and not settings.enabled:
+        return []
+    sources: list[MemorySource] = []
+    for name in ("AGENTS.md", "CLAUDE.md"):
+        text = _read(cwd / name)
+        if text:
+            sources.append(MemorySource("project", cwd / name, text))
+            break
+    sources += _rules(cwd / ".wave" / "rules", "project_rule")
+    user_file = home / ".wave" / "AGENTS.md"
+    if text := _read(user_file):
+        sources.append(MemorySource("user", user_file, text))
+    sources += _rules(home / ".wave" / "rules", "user_rule")
+    # One file reached twice (cwd == home, a symlinked AGENTS.md) is read once.
+    unique: dict[str, MemorySource] = {}
+    for source in sources:
+        unique.setdefault(os.path.realpath(source.path), source)
+    return list(unique.values())
+
+
+def memory_reminder(sources: list[MemorySource]) -> str | None:
+    """The ``<system-reminder>`` text the model reads, or None when there is no memory."""
+    if not sources:
+        return None
+    sections = "\n\n".join(f"# {source.title}\n{source.content}" for source in sources)
+    return (
+        "<system-reminder>\n"
+        "As you answer the user's questions, you can use the following context:\n"
+        f"{sections}\n\n"
+        "IMPORTANT: follow these instructions where they apply to the task. When project and "
+        "user instructions conflict, the project's win.\n"
+        "</system-reminder>"
+    )
+
+
+def memory_reminder_for(
+    cwd: Path, home: Path, settings: MemorySettings | None = None
+) -> str | None:
+    """``memory_reminder(load_memory(cwd, home, settings))``: the usual one-step call."""
+    return memory_reminder(load_memory(cwd, home, settings))
+
+
+def memory_message(sources: list[MemorySource]) -> Message | None:
+    """The user-role message that opens a conversation, or None when there is no memory."""
+    text = memory_reminder(sources)
+    if text is None:
+        return None
+    return Message(
+        "user",
+        text,
+        meta={"isMeta": True, "reminder": True, "memory": [str(s.path) for s in sources]},
+    )
+
+
+# --------------------------------------------------------------------------- files
+
+# (path, is rule) -> (mtime_ns, size, text or None when the file gives nothing). Memory is
+# loaded at every session and subagent start and rules need a YAML parse: a file is read
+# again only when it changed.
+_cache: dict[tuple[Path, bool], tuple[int, int, str | None]] = {}
+
+
+def _read(path: Path, rule: bool = False) -> str | None:
+    """The file's text (stripped, frontmatter removed for rules); None if it gives nothing."""
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        log.warning("memory file %s skipped: %s", path, error)
+        return None
+    if not stat_module.S_ISREG(stat.st_mode):
+        return None
+    cached = _cache.get((path, rule))
+    if cached is not None and cached[:2] == (stat.st_mtime_ns, stat.st_size):
+        return cached[2]
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        log.warning("memory file %s skipped: %s", path, error)
+        return None
+    text: str | None = _rule_body(path, raw) if rule else raw.strip()
+    _cache[(path, rule)] = (stat.st_mtime_ns, stat.st_size, text or None)
+    return text or None
+
+
+def _rules(directory: Path, kind: MemoryKind) -> list[MemorySource]:
+    """Unconditional rules under ``directory`` (subfolders and symlinks followed)."""
+    if not directory.is_dir():
+        return []
+    found: list[tuple[str, Path]] = []
+    seen: set[str] = set()
+    for root, dirs, files in os.walk(directory, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:  # a symlink loop, or the same folder linked twice
+            dirs.clear()
+            continue
+        seen.add(real)
+        dirs.sort()
+        for name in files:
+            if name.endswith(".md"):
+                path = Path(root) / name
+                found.append((path.relative_to(directory).as_posix(), path))
+    sources = []
+    for _, path in sorted(found):
+        text = _read(path, rule=True)
+        if text:
+            sources.append(MemorySource(kind, path, text))
+    return sources
+
+
+def _rule_body(path: Path, raw: str) -> str | None:
+    """The rule's text, or None when it is conditional (``paths:``) or unreadable."""
+    if raw.startswith("\ufeff"):
+        raw = raw[1:]
+    lines = raw.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        return raw.strip()
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        log.warning("memory rule %s skipped: its frontmatter has no closing '---'", path)
+        return None
+    header = "".join(lines[1:end])
+    if header.strip():
+        import strictyaml  # only rules with frontmatter pay for the import
+
+        try:
+            data = strictyaml.dirty_load(header, allow_flow_style=True, label=str(path)).data
+        except strictyaml.YAMLError as error:
+            # A broken header may be a conditional rule: loading it everywhere would be wrong.
+            log.warning("memory rule %s skipped: invalid frontmatter: %s", path, error)
+            return None
+        if isinstance(data, dict) and data.get("paths"):
+            return None
+    return "".join(lines[end + 1 :]).strip()

@@ -1,0 +1,179 @@
+"""Session transcripts: one JSON Lines file per session, written as the conversation goes.
+
+``$HOME/.wave/sessions/<sessionId>.jsonl``: the first line is a header
+``{"type": "session", "version": 1, "sessionId", "cwd", "model", "createdAt", ...}``, then one
+``{"type": "message", "message": <Message.to_json()>}`` line per message. Each line is
+written, flushed and fsynced on its own, so a killed process loses at most the line in
+flight; ``load_transcript`` skips such a torn line (with a warning) and keeps the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from wave_ls.runtime.core import Message
+
+log = logging.getLogger(__name__)
+
+TRANSCRIPT_VERSION = 1
+_SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+class InvalidSessionId(ValueError):
+    """A session id that could escape the sessions folder or is not one of ours."""
+
+
+def valid_session_id(session_id: object) -> bool:
+    """True if ``session_id`` is 1-64 of ``A-Z a-z 0-9 _ -`` (so it cannot leave the folder)."""
+    return isinstance(session_id, str) and _SESSION_ID.fullmatch(session_id) is not None
+
+
+def validate_session_id(session_id: str) -> str:
+    """``session_id`` itself, if it is 1-64 of ``A-Z a-z 0-9 _ -``; else InvalidSessionId."""
+    if not valid_session_id(session_id):
+        raise InvalidSessionId(
+            f"invalid session id {session_id!r}: use 1-64 letters, digits, '_' or '-'"
+        )
+    return session_id
+
+
+def transcript_path(home: Path, session_id: str) -> Path:
+    """Where the session's transcript lives: ``<home>/.wave/sessions/<id>.jsonl``."""
+    return home / ".wave" / "sessions" / f"{validate_session_id(session_id)}.jsonl"
+
+
+class TranscriptWriter:
+    """Appends one session's lines durably. Safe to share between threads.
+
+    The file is opened on the first write. Appending to an existing transcript (a resumed
+    session) first ends a torn last line, so that the new lines stay readable.
+    """
+
+    def __init__(self, path: Path, *, fsync: bool = True) -> None:
+        self.path = path
+        self.fsync = fsync
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def write_header(self, session_id: str, cwd: Path | str, model: str, **extra: Any) -> bool:
+        """Write the header line if the transcript is new; False if it already has lines.
+
+        ``extra`` keys are added in the protocol's camelCase (``permission_mode`` becomes
+        ``permissionMode``).
+        """
+        validate_session_id(session_id)
+        header = {
+            "type": "session",
+            "version": TRANSCRIPT_VERSION,
+            "sessionId": session_id,
+            "cwd": str(cwd),
+            "model": model,
+            "createdAt": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            **{_camel(key): value for key, value in extra.items()},
+        }
+        with self._lock:
+            handle = self._open()
+            if handle.tell() > 0:
+                return False
+            self._write(handle, header)
+            return True
+
+    def append(self, message: Message) -> None:
+        """Append one message; it is on disk when this returns (unless ``fsync=False``)."""
+        with self._lock:
+            self._write(self._open(), {"type": "message", "message": message.to_json()})
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.close()
+                self._file = None
+
+    def __enter__(self) -> TranscriptWriter:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _open(self) -> BinaryIO:
+        if self._file is not None:
+            return self._file
+        created = not self.path.parent.exists()
+        # Transcripts hold code and prompts: readable by their owner only.
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        handle = os.fdopen(fd, "r+b")
+        handle.seek(0, os.SEEK_END)
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                log.warning("transcript %s ended in a torn line; appending after it", self.path)
+                handle.write(b"\n")
+                handle.flush()
+        elif created and self.fsync:
+            _fsync_dir(self.path.parent)
+        self._file = handle
+        return handle
+
+    def _write(self, handle: BinaryIO, record: dict[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        handle.write(line.encode("utf-8"))
+        handle.flush()
+        if self.fsync:
+            os.fsync(handle.fileno())
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return  # not possible on every platform; the file's own fsync still holds
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def load_transcript(path: Path) -> tuple[dict[str, Any], list[Message]]:
+    """The header (``{}`` if it is missing or torn) and the messages of a transcript.
+
+    A line that is not valid JSON or not a valid record is skipped with a warning; lines of
+    unknown ``type`` are ignored (written by a newer version). Raises only when the file
+    cannot be read at all (``FileNotFoundError``, ``PermissionError``).
+    """
+    header: dict[str, Any] = {}
+    messages: list[Message] = []
+    # Split on "\n" only: str.splitlines() would also split on U+2028 and friends, which
+    # json.dumps(ensure_ascii=False) leaves raw inside strings.
+    lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            kind = record.get("type") if isinstance(record, dict) else None
+            if kind == "session" and not header and not messages:
+                header = record
+            elif kind == "message":
+                messages.append(Message.from_json(record["message"]))
+            elif kind is None:
+                raise ValueError("not a transcript record")
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            where = "torn last line" if number - 1 == last else "corrupt line"
+            log.warning("transcript %s: %s %d skipped (%s)", path, where, number, error)
+    return header, messages
