@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 
 from wave_ls.demo.script import EXPLORE_MESSAGE, FIX_MESSAGE, demo_script, make_project
@@ -60,7 +61,7 @@ class DemoClient(LanguageClient):
 
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def on_message(params: types.ShowMessageParams) -> None:
-            self.console.print(f"[yellow]server: {params.message}[/]")
+            self.console.print(f"[yellow]server: {escape(params.message)}[/]")
 
     def end_stream(self) -> None:
         if self.streaming:
@@ -87,14 +88,15 @@ class DemoClient(LanguageClient):
 
     def render_progress(self, value: Any) -> None:
         self.end_stream()
-        kind = getattr(value, "kind", "")
+        fields = value if isinstance(value, dict) else vars(value)
+        kind = fields.get("kind")
         if kind == "begin":
-            self.delegations.append(value.title)
-            self.console.print(f"  [bold blue]⇢ subagent {value.title}[/]")
+            self.delegations.append(fields["title"])
+            self.console.print(f"  [bold blue]⇢ subagent {escape(fields['title'])}[/]")
         elif kind == "report":
-            self.console.print(f"    [blue]│ {value.message}[/]")
+            self.console.print(f"    [blue]│ {escape(fields.get('message') or '')}[/]")
         elif kind == "end":
-            self.console.print(f"  [bold blue]⇠ {value.message}[/]")
+            self.console.print(f"  [bold blue]⇠ {escape(fields.get('message') or '')}[/]")
 
 
 def argument(update: dict[str, Any]) -> str:
@@ -186,7 +188,7 @@ async def run_demo(console: Console) -> int:
             )
             results = []
             for text in (FIX_MESSAGE, EXPLORE_MESSAGE):
-                console.rule(f"[bold]you ›[/] {text}", align="left")
+                console.rule(f"[bold]you ›[/] {escape(text)}", align="left")
                 result = await client.protocol.send_request_async(
                     "wave/chat/send", {"sessionId": session["sessionId"], "text": text}
                 )
