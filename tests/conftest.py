@@ -29,7 +29,9 @@ def git(cwd: Path, *args: str) -> str:
     import os
 
     env = {**os.environ, **GIT_IDENTITY}
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    )
     return done.stdout
 
 

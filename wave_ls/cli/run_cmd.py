@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
     from wave_ls.runtime.model_client import OpenAIModelClient
-    from wave_ls.session import AgentSession
     from wave_ls.runtime.settings import RuntimeSettings
+    from wave_ls.session import AgentSession
 
     settings = RuntimeSettings.from_env().override(model=args.model)
     problem = settings.problem()

@@ -136,7 +136,9 @@ class Conversation:
                 answers += 1
                 last_text = response.content or last_text
                 if not response.tool_calls:
-                    return self._end(TurnResult("completed", last_text, turn_usage, None, answers, calls))
+                    return self._end(
+                        TurnResult("completed", last_text, turn_usage, None, answers, calls)
+                    )
                 calls += len(response.tool_calls)
                 await self._run_tool_calls(response.tool_calls)
             error = f"stopped after {self.config.max_rounds} model rounds (turn limit)"
@@ -279,7 +281,9 @@ class Conversation:
         for message in list(self.messages):
             for call in message.tool_calls:
                 if call.id not in answered:
-                    self.append(Message("tool", CANCELLED_TOOL_RESULT, tool_call_id=call.id, name=call.name))
+                    self.append(
+                        Message("tool", CANCELLED_TOOL_RESULT, tool_call_id=call.id, name=call.name)
+                    )
                     self._block(call, "failed", "cancelled", CANCELLED_TOOL_RESULT)
 
     def _end(self, result: TurnResult) -> TurnResult:
