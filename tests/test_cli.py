@@ -1,0 +1,132 @@
+"""The command-line adapters in real subprocesses: ``wave-ls run``, ``wave-ls demo``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.fake_model import FakeModelServer, call, reply, route
+from tests.support.lsp import server_env
+
+
+def wave_ls(
+    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "wave_ls", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_run_answers_on_stdout_with_progress_on_stderr(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "what does answer return",
+                    reply("", call("Read", {"file_path": "src/app.py"})),
+                    reply("It returns 41."),
+                )
+            ]
+        }
+    )
+    done = wave_ls(
+        "run",
+        "what does answer return?",
+        "--cwd",
+        str(project),
+        env=server_env(home, fake_model.base_url),
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It returns 41.\n"
+    assert "Read" in done.stderr and "src/app.py" in done.stderr
+    assert "tokens" in done.stderr
+    assert "return 41" in str(fake_model.chat_bodies()[1]["messages"])
+
+
+def test_run_with_an_agent_mention_reminds_the_model(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # MENTION-4 from the CLI spelling
+    fake_model.set_script({"routes": [route("find the tests", reply("ok"))]})
+    done = wave_ls(
+        "run",
+        "@agent:Explore find the tests",
+        "--cwd",
+        str(project),
+        env=server_env(home, fake_model.base_url),
+    )
+    assert done.returncode == 0, done.stderr
+    users = [m["content"] for m in fake_model.chat_bodies()[0]["messages"] if m["role"] == "user"]
+    assert any("<system-reminder>" in u and "subagent_type" in u and "Explore" in u for u in users)
+
+
+def test_run_without_an_endpoint_says_what_to_set(home: Path, project: Path) -> None:
+    done = wave_ls("run", "hi", "--cwd", str(project), env=server_env(home))
+    assert done.returncode == 2
+    assert "OPENAI_BASE_URL" in done.stderr and "WAVE_MODEL" in done.stderr
+    assert done.stdout == ""
+
+
+def test_run_fails_with_a_clear_message(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script({"routes": [route("hi", reply("x", fault={"status": 401}))]})
+    done = wave_ls("run", "hi", "--cwd", str(project), env=server_env(home, fake_model.base_url))
+    assert done.returncode == 1
+    assert fake_model.base_url in done.stderr and "test-model" in done.stderr
+
+
+def test_run_refuses_edits_without_a_terminal_in_default_mode(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "write it",
+                    reply("", call("Write", {"file_path": "n.txt", "content": "x"})),
+                    reply("could not"),
+                )
+            ]
+        }
+    )
+    env = server_env(home, fake_model.base_url)
+    done = wave_ls("run", "write it", "--cwd", str(project), env=env)
+    assert done.returncode == 0 and not (project / "n.txt").exists()
+    assert "--permission-mode" in str(fake_model.chat_bodies()[-1]["messages"])
+    fake_model.reset()
+    done = wave_ls(
+        "run", "write it", "--cwd", str(project), "--permission-mode", "acceptEdits", env=env
+    )
+    assert done.returncode == 0 and (project / "n.txt").read_text() == "x"
+
+
+def test_version_and_module_entry_point(home: Path) -> None:
+    done = wave_ls("--version", env=server_env(home))
+    assert done.returncode == 0 and done.stdout.strip()
+    help_text = wave_ls("--help", env=server_env(home)).stdout
+    for command in ("agents", "run", "fake-model", "demo", "--stdio", "--tcp"):
+        assert command in help_text
+
+
+def test_demo_runs_offline_and_delegates(home: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
+    env.update(HOME=str(home), COLUMNS="120")
+    done = wave_ls("demo", env=env, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "offline, scripted" in out
+    assert "Edit calc.py" in out and "allow" in out  # tools, permission prompts
+    assert "subagent Explore: Find calculator tests" in out  # the delegation's progress
+    assert "calc.py | 2" in out  # the fix is on disk
+    assert "turns: 2 (completed, completed)" in out
