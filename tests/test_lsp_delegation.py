@@ -530,9 +530,13 @@ async def test_plan_mode_end_to_end(fake_model: FakeModelServer, home: Path, pro
         }
     )
     before = sorted(str(p) for p in project.rglob("*") if ".git" not in p.parts)
-    _client, result = await chat(
-        fake_model, home, project, "plan the change", permissionMode="plan"
-    )
+    env = server_env(home, fake_model.base_url)
+    async with wave_client(env, caps=capabilities(permission=True)) as client:
+        client.permission_answer = lambda p: {"allowed": p["toolName"] == "ExitPlanMode"}
+        params = {"cwd": str(project), "permissionMode": "plan"}
+        sid = (await client.request("wave/session/new", params))["sessionId"]
+        text = "plan the change"
+        result = await client.request("wave/chat/send", {"sessionId": sid, "text": text})
     assert result["status"] == "completed"
     after = sorted(str(p) for p in project.rglob("*") if ".git" not in p.parts)
     assert after == before  # nothing on disk changed
@@ -540,13 +544,16 @@ async def test_plan_mode_end_to_end(fake_model: FakeModelServer, home: Path, pro
     refusal, listing = tool_results(simple[1])[0], tool_results(simple[2])[1]
     assert "read-only" in refusal.lower() and "mkdir" in refusal
     assert "app.py" in listing
-    plans = tool_results(bodies_for(fake_model, "plan the change")[1])
+    main = bodies_for(fake_model, "plan the change")
+    plans = tool_results(main[1])
     assert "simplicity" in plans[0] and "performance" in plans[1]
     assert all("Critical Files for Implementation" in p for p in plans)
-    main = bodies_for(fake_model, "plan the change")
     write_result = tool_results(main[2])[-1]
     assert "plan mode" in write_result.lower()
-    assert "Return 42" in tool_results(main[3])[-1]
+    # ExitPlanMode presents the plan to the user, who approves it: plan mode ends.
+    [asked] = [r for r in client.permission_requests if r["toolName"] == "ExitPlanMode"]
+    assert asked["arguments"]["plan"] == "Return 42 from answer()."
+    assert "approved" in tool_results(main[3])[-1]
     plan_prompt = AgentRegistry(home).load(project).get("Plan")
     assert (
         plan_prompt is not None and "Critical Files for Implementation" in plan_prompt.system_prompt

@@ -26,6 +26,7 @@ from wave_ls.runtime.core import (
     ModelClient,
     PermissionAsker,
     PermissionMode,
+    PermissionRequest,
     Tool,
     ToolContext,
 )
@@ -99,6 +100,7 @@ class AgentSession:
             permission_mode=permission_mode,
             context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
         )
+        self.services["plan_mode"] = PlanModeExit(self)
         context = ToolContext(cwd=self.cwd, home=home, session_id=self.id, services=self.services)
         self.conversation = Conversation(
             config,
@@ -143,6 +145,26 @@ class AgentSession:
         if reminder:
             out.append(Message("user", reminder, meta={"reminder": "agent"}))
         return out
+
+
+class PlanModeExit:
+    """``ExitPlanMode``'s approval step: the user approves the plan, the session leaves plan
+    mode (to ``default``, so edits are still asked for)."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+
+    async def exit(self, plan: str) -> bool:
+        config = self.session.conversation.config
+        if config.permission_mode != "plan":
+            return True
+        request = PermissionRequest(
+            "ExitPlanMode", {"plan": plan}, "exit plan mode and start implementing the plan"
+        )
+        decision = await self.session.conversation.asker.ask(request)
+        if decision.allowed:
+            config.permission_mode = "default"
+        return decision.allowed
 
 
 def resume_messages(home: Path, session_id: str) -> tuple[dict[str, Any], list[Message]] | None:
