@@ -62,6 +62,8 @@ class AgentConfig:
     context_reminder: Callable[[], str | None] = lambda: None
     # Plan mode's read-only Bash rules even outside plan mode (Explore, Plan).
     read_only_bash: bool = False
+    # Messages waiting for the agent (background task notices), taken before each round.
+    inbox: Callable[[], list[Message]] = lambda: []
     max_rounds: int = DEFAULT_MAX_ROUNDS
 
 
@@ -131,6 +133,8 @@ class Conversation:
         last_text = ""
         try:
             for _round in range(self.config.max_rounds):
+                for message in self.config.inbox():
+                    self.append(message)
                 response = await self._model_round()
                 turn_usage = turn_usage + response.usage
                 answers += 1
