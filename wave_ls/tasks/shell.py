@@ -1,0 +1,46 @@
+"""Starting a background shell command and stopping its whole process group."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import subprocess
+from pathlib import Path
+
+from wave_ls.tasks.model import TaskError
+
+
+async def spawn_shell(command: str, cwd: Path, output_file: Path) -> asyncio.subprocess.Process:
+    """``bash -c command`` in its own process group, stdin /dev/null, stdout and stderr
+    appended straight to ``output_file`` (so the file grows while the command runs, and
+    nothing of ours has to stay alive to carry the output)."""
+    # Imported here: the tools package may import this package (no import cycle).
+    from wave_ls.runtime.tools.bash import NON_INTERACTIVE_ENV
+
+    if not cwd.is_dir():
+        raise TaskError(f"The working directory {cwd} does not exist")
+    output_file.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(output_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        return await asyncio.create_subprocess_exec(
+            "bash",
+            "-c",
+            command,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=fd,
+            stderr=fd,
+            start_new_session=True,
+            env={**os.environ, **NON_INTERACTIVE_ENV},
+        )
+    except OSError as exc:
+        raise TaskError(f"Could not start the background command: {exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def signal_group(pgid: int, sig: int) -> None:
+    """Send ``sig`` to a process group; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
