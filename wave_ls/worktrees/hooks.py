@@ -1,0 +1,207 @@
+"""``WorktreeCreate`` / ``WorktreeRemove`` hooks: commands that replace git's own steps.
+
+Each hook runs as ``bash -c <command>`` in the project directory (the main repository),
+with a JSON object on stdin and ``WAVE_PROJECT_DIR`` (and, for hooks written for Claude
+Code, ``CLAUDE_PROJECT_DIR``) in its environment. A hook that outlives its timeout is killed
+with its whole process group.
+
+- WorktreeCreate: tried in order; the first one that exits 0 and prints the path of an
+  existing directory wins (the whole stdout stripped, or else its last non-empty line; a
+  relative path is taken from the project directory). Each failure is described as
+  ``WorktreeCreate hook failed: <command>: <output>``.
+- WorktreeRemove: every hook runs (stdin ``worktree_path``, no ``name``); failures are only
+  logged and returned.
+
+The calls block; async callers use ``asyncio.to_thread``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from wave_ls.worktrees.git_cli import git_env
+from wave_ls.worktrees.settings import HookCommand
+
+log = logging.getLogger(__name__)
+
+OUTPUT_LIMIT = 500
+
+
+@dataclass
+class HookRun:
+    """How one hook process ended. ``returncode`` is None when it timed out or never started."""
+
+    command: str
+    returncode: int | None
+    stdout: str = ""
+    stderr: str = ""
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+    def output(self) -> str:
+        """What a person needs to see: the error, else stderr, else stdout (shortened)."""
+        text = self.error or (self.stderr or self.stdout).strip()
+        if not text and self.returncode not in (None, 0):
+            text = f"exit code {self.returncode}"
+        return text if len(text) <= OUTPUT_LIMIT else text[:OUTPUT_LIMIT] + "..."
+
+
+@dataclass
+class CreateHookResult:
+    """The path the first successful WorktreeCreate hook printed, and the failures before."""
+
+    path: Path | None
+    command: str | None = None
+    failures: list[str] = field(default_factory=list)
+
+
+def hook_env(project_dir: Path) -> dict[str, str]:
+    env = git_env()
+    env["WAVE_PROJECT_DIR"] = str(project_dir)
+    env["CLAUDE_PROJECT_DIR"] = str(project_dir)
+    return env
+
+
+def run_process(
+    argv: Sequence[str], *, cwd: Path, env: dict[str, str], stdin: str | None, timeout: float
+) -> HookRun:
+    """Run ``argv`` with a deadline, killing its whole process group on timeout; never raises."""
+    command = " ".join(argv)
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            start_new_session=True,  # so a timeout can kill the children too
+        )
+    except OSError as error:
+        return HookRun(command, None, error=f"cannot start {argv[0]}: {error}")
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes
+            proc.kill()
+            out, err = "", ""
+        return HookRun(command, None, out, err, error=f"timed out after {timeout:g} s")
+    return HookRun(command, proc.returncode, out, err)
+
+
+def run_hook(hook: HookCommand, payload: dict[str, Any], project_dir: Path) -> HookRun:
+    """Run one hook with ``payload`` as JSON on stdin; never raises."""
+    run = run_process(
+        ["bash", "-c", hook.command],
+        cwd=project_dir,
+        env=hook_env(project_dir),
+        stdin=json.dumps(payload),
+        timeout=hook.timeout,
+    )
+    run.command = hook.command
+    return run
+
+
+def printed_directory(stdout: str, base: Path) -> Path | None:
+    """The existing directory a hook printed: all of stdout, else its last non-empty line."""
+    text = stdout.strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for candidate in dict.fromkeys([text, *lines[-1:]]):
+        if not candidate:
+            continue
+        path = Path(candidate).expanduser()
+        path = path if path.is_absolute() else base / path
+        if path.is_dir():
+            return path.resolve()
+    return None
+
+
+def common_fields(event: str, cwd: Path, session_id: str) -> dict[str, Any]:
+    """The fields every hook gets (Claude Code's common input)."""
+    return {
+        "session_id": session_id,
+        "transcript_path": "",
+        "cwd": str(cwd),
+        "hook_event_name": event,
+    }
+
+
+def run_create_hooks(
+    hooks: Sequence[HookCommand],
+    *,
+    name: str,
+    branch: str,
+    project_dir: Path,
+    cwd: Path,
+    base_ref: str,
+    session_id: str = "",
+) -> CreateHookResult:
+    """Try each WorktreeCreate hook in order until one prints an existing directory."""
+    payload = {
+        **common_fields("WorktreeCreate", cwd, session_id),
+        "name": name,
+        "branch": branch,
+        "repo": str(project_dir),
+        "baseRef": base_ref,
+    }
+    result = CreateHookResult(path=None)
+    for hook in hooks:
+        run = run_hook(hook, payload, project_dir)
+        if run.ok:
+            path = printed_directory(run.stdout, project_dir)
+            if path is not None:
+                result.path, result.command = path, hook.command
+                return result
+            printed = run.stdout.strip()
+            detail = (
+                f"printed {printed[:OUTPUT_LIMIT]!r}, which is not an existing directory"
+                if printed
+                else "printed no path on stdout"
+            )
+        else:
+            detail = run.output()
+        failure = f"WorktreeCreate hook failed: {hook.command}: {detail}"
+        log.warning("%s", failure)
+        result.failures.append(failure)
+    return result
+
+
+def run_remove_hooks(
+    hooks: Sequence[HookCommand],
+    *,
+    worktree_path: Path,
+    project_dir: Path,
+    session_id: str = "",
+) -> list[str]:
+    """Run every WorktreeRemove hook; the failures (already logged), empty when all passed."""
+    payload = {
+        **common_fields("WorktreeRemove", project_dir, session_id),
+        "worktree_path": str(worktree_path),
+    }
+    failures = []
+    for hook in hooks:
+        run = run_hook(hook, payload, project_dir)
+        if not run.ok:
+            failure = f"WorktreeRemove hook failed: {hook.command}: {run.output()}"
+            log.warning("%s", failure)
+            failures.append(failure)
+    return failures

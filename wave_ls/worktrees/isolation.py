@@ -1,0 +1,776 @@
+"""The isolation lifecycle: make a worktree for a subagent or a session, and end it.
+
+Rules (SPEC section 6, ``reference/worktree.md``; decisions in ``docs/worktrees.md``):
+
+- Where: ``<main repo>/.wave/worktrees/<name>`` on branch ``worktree-<name>``, the main
+  repository resolved from the caller's directory even inside a linked worktree (WT-2,
+  WT-10). Names: ``agent-<8 hex>`` for subagents, ``adjective-adjective-noun`` for sessions.
+- Base: ``worktree.baseRef`` ``fresh`` (default) = ``origin/<default branch>`` after a quick
+  fetch, HEAD with a note when there is no origin; ``head`` = the caller's HEAD.
+- How: the ``WorktreeCreate`` hooks first (WT-3); when none succeeds, git; neither -> a
+  readable ``IsolationError`` (WT-11), never the parent's directory.
+- A new git worktree gets the local files (``include.py``); a reused one (same name exists)
+  gets nothing and is always kept.
+- End (``finish_isolated_worktree``): nothing changed -> folder and ``worktree-<name>``
+  deleted (WT-5); changes or no way to tell -> kept and reported (WT-6, WT-8); a failed
+  cleanup is reported, never raised (WT-7). Hook-made ones are removed by the
+  ``WorktreeRemove`` hooks only, or kept with a warning.
+
+Every blocking step runs in a thread; creation finishes even when its caller is cancelled,
+and then removes its worktree again if it changed nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from wave_ls.worktrees import layout, registry_file
+from wave_ls.worktrees.git_cli import git_env, run_git
+from wave_ls.worktrees.hooks import run_create_hooks, run_process, run_remove_hooks
+from wave_ls.worktrees.include import LOCAL_SETTINGS, copy_local_files
+from wave_ls.worktrees.layout import worktree_location
+from wave_ls.worktrees.manager import WorktreeManager
+from wave_ls.worktrees.model import Changes, WorktreeError
+from wave_ls.worktrees.names import agent_name, name_problem, session_name
+from wave_ls.worktrees.settings import BaseRef, load_worktree_settings
+
+log = logging.getLogger(__name__)
+
+FETCH_TIMEOUT = 15.0
+# One fetch per repository per minute: parallel subagents share it, and an offline
+# machine does not wait FETCH_TIMEOUT for every delegation.
+FETCH_INTERVAL = 60.0
+DETAIL_LINES = 20
+
+
+class IsolationError(Exception):
+    """A worktree could not be made or removed; ``str(error)`` says why and what to do."""
+
+
+@dataclass
+class IsolatedWorktree:
+    """A worktree an agent works in.
+
+    ``main_repo`` is the main repository (the project folder for a hook-made worktree
+    outside git); ``base_commit`` the worktree's HEAD when it was made (None when unknown:
+    changes then count as undeterminable); ``work_dir`` the caller's subfolder mapped into
+    the worktree (its root when that folder does not exist there): the agent's ``cwd``.
+    """
+
+    name: str
+    path: Path
+    branch: str
+    main_repo: Path
+    base_commit: str | None
+    is_new: bool
+    hook_created: bool
+    notes: list[str] = field(default_factory=list)
+    work_dir: Path | None = None
+    base_ref: str = ""
+    owner: str = ""
+    home: Path | None = None
+    session_id: str = ""
+    copied: list[str] = field(default_factory=list)
+
+    @property
+    def cwd(self) -> Path:
+        """Where the agent starts: ``work_dir`` or the worktree's root."""
+        return self.work_dir or self.path
+
+    def to_json(self) -> dict[str, Any]:
+        """For tool-block details and protocol messages."""
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "branch": self.branch,
+            "mainRepo": str(self.main_repo),
+            "baseCommit": self.base_commit,
+            "baseRef": self.base_ref,
+            "isNew": self.is_new,
+            "hookCreated": self.hook_created,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class WorktreeOutcome:
+    """How a worktree ended; ``summary`` is the text for the tool result (WT-5, WT-6).
+
+    ``changed_files``/``commits`` are None when they could not be determined.
+    """
+
+    kept: bool
+    path: Path
+    branch: str
+    changed_files: int | None
+    commits: int | None
+    summary: str
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kept": self.kept,
+            "path": str(self.path),
+            "branch": self.branch,
+            "changedFiles": self.changed_files,
+            "commits": self.commits,
+            "summary": self.summary,
+        }
+
+
+_default_manager: WorktreeManager | None = None
+
+
+def default_manager() -> WorktreeManager:
+    """One shared ``WorktreeManager`` (it holds no state beyond the backend choice)."""
+    global _default_manager
+    if _default_manager is None:
+        _default_manager = WorktreeManager()
+    return _default_manager
+
+
+# ---------------------------------------------------------------------- public API
+
+
+async def create_isolated_worktree(
+    parent_cwd: Path,
+    *,
+    name: str | None = None,
+    home: Path | None = None,
+    owner: str = "",
+    session_id: str = "",
+    manager: WorktreeManager | None = None,
+) -> IsolatedWorktree:
+    """A worktree for an isolated subagent started from ``parent_cwd`` (WT-1..3, 10, 11)."""
+    wm = manager or default_manager()
+    return await _create_detached(
+        lambda: create_worktree_sync(
+            parent_cwd,
+            name=name,
+            generate=agent_name,
+            home=home,
+            owner=owner,
+            session_id=session_id,
+            manager=wm,
+        ),
+        wm,
+    )
+
+
+async def finish_isolated_worktree(
+    wt: IsolatedWorktree, *, manager: WorktreeManager | None = None
+) -> WorktreeOutcome:
+    """Apply the keep/remove rule at the end of a run (any end); never raises (WT-7)."""
+    wm = manager or default_manager()
+    # Shielded: a cancelled caller (TaskStop) must not leave a half-removed worktree.
+    return await asyncio.shield(asyncio.to_thread(finish_worktree_sync, wt, wm))
+
+
+async def enter_session_worktree(
+    cwd: Path,
+    name: str | None = None,
+    home: Path | None = None,
+    *,
+    owner: str = "",
+    session_id: str = "",
+    manager: WorktreeManager | None = None,
+) -> IsolatedWorktree:
+    """A worktree for a session (``-w``, ``EnterWorktree``); a generated name when empty."""
+    wm = manager or default_manager()
+    return await _create_detached(
+        lambda: create_worktree_sync(
+            cwd,
+            name=name or None,
+            generate=session_name,
+            home=home,
+            owner=owner,
+            session_id=session_id,
+            manager=wm,
+        ),
+        wm,
+    )
+
+
+async def exit_session_worktree(
+    wt: IsolatedWorktree,
+    action: Literal["keep", "remove"],
+    discard_changes: bool = False,
+    *,
+    manager: WorktreeManager | None = None,
+) -> WorktreeOutcome:
+    """Keep or remove a session's worktree (``ExitWorktree``).
+
+    ``remove`` is refused with an ``IsolationError`` naming the changes when there are any
+    (or when they cannot be determined) unless ``discard_changes``. A removal that fails
+    returns a kept outcome saying so; only the refusal raises.
+    """
+    wm = manager or default_manager()
+    return await asyncio.shield(
+        asyncio.to_thread(exit_worktree_sync, wt, action, discard_changes, wm)
+    )
+
+
+async def _create_detached(
+    make: Callable[[], IsolatedWorktree], manager: WorktreeManager
+) -> IsolatedWorktree:
+    future = asyncio.ensure_future(asyncio.to_thread(make))
+    try:
+        return await asyncio.shield(future)
+    except asyncio.CancelledError:
+        future.add_done_callback(lambda done: _finish_orphan(done, manager))
+        raise
+
+
+def _finish_orphan(done: asyncio.Future[IsolatedWorktree], manager: WorktreeManager) -> None:
+    """The caller was cancelled while the worktree was being made: end it by the rule."""
+    if done.cancelled() or done.exception() is not None:
+        return
+    wt = done.result()
+    threading.Thread(target=finish_worktree_sync, args=(wt, manager), daemon=True).start()
+
+
+# ---------------------------------------------------------------------- create
+
+
+def create_worktree_sync(
+    parent_cwd: Path,
+    *,
+    name: str | None,
+    generate: Callable[[], str],
+    home: Path | None,
+    owner: str,
+    session_id: str,
+    manager: WorktreeManager,
+) -> IsolatedWorktree:
+    """The blocking body of ``create_isolated_worktree``/``enter_session_worktree``."""
+    try:
+        return _create(parent_cwd, name, generate, home, owner, session_id, manager)
+    except WorktreeError as error:
+        raise IsolationError(f"Could not create the worktree: {error}") from error
+
+
+def _create(
+    parent_cwd: Path,
+    name: str | None,
+    generate: Callable[[], str],
+    home: Path | None,
+    owner: str,
+    session_id: str,
+    manager: WorktreeManager,
+) -> IsolatedWorktree:
+    parent = Path(parent_cwd).expanduser()
+    if not parent.is_dir():
+        raise IsolationError(f"Cannot create a worktree: {parent} is not a directory")
+    parent = parent.resolve()
+    main = manager.main_repo(parent)
+    project = main or parent
+    settings = load_worktree_settings(project, home)
+    notes = list(settings.warnings)
+    if name:
+        problem = name_problem(name)
+        if problem:
+            raise IsolationError(problem[0].upper() + problem[1:])
+    else:
+        name = _unique_name(project, main, generate)
+    path, branch = worktree_location(project, name)
+    made: dict[str, Any] = {"owner": owner, "home": home, "session_id": session_id}
+    if main is not None:
+        _exclude(manager, main)  # before anything appears under .wave/worktrees/
+
+    reused = _reusable(manager, main, project, parent, name, path, made)
+    if reused is not None:
+        return reused
+
+    failures: list[str] = []
+    if settings.create_hooks:
+        hooked = run_create_hooks(
+            settings.create_hooks,
+            name=name,
+            branch=branch,
+            project_dir=project,
+            cwd=parent,
+            base_ref=settings.base_ref,
+            session_id=session_id,
+        )
+        if hooked.path is not None:
+            notes.extend(hooked.failures)
+            return _hook_worktree(manager, project, parent, name, hooked.path, notes, made)
+        failures = hooked.failures
+        notes.extend(f"{failure}; falling back to git" for failure in failures)
+    if main is None:
+        raise IsolationError(_not_a_repo(parent, failures))
+
+    base_ref, base_notes = choose_base(manager, main, settings.base_ref)
+    notes.extend(base_notes)
+    try:
+        info = manager.create(parent, path, branch, base_ref)
+    except WorktreeError as error:
+        hint = ""
+        if base_ref == "HEAD" and "unknown base ref" in str(error):
+            hint = " (the repository has no commit yet: commit once, then try again)"
+        raise IsolationError(
+            f"Could not create the worktree '{name}' at {path}: {error}{hint}"
+        ) from error
+    wt = IsolatedWorktree(
+        name=name,
+        path=info.path,
+        branch=info.branch or "",
+        main_repo=main,
+        base_commit=info.base_commit,
+        is_new=info.is_new,
+        hook_created=False,
+        notes=notes,
+        work_dir=map_work_dir(parent, info.path),
+        base_ref=base_ref,
+        **made,
+    )
+    if info.is_new:
+        report = copy_local_files(main, info.path, use_git=manager.git is not None)
+        if report.copied_local_settings:
+            # So the copy never counts as a change of the worktree (WT-5).
+            _exclude(manager, main, LOCAL_SETTINGS)
+        wt.copied = report.copied
+        wt.notes.extend(report.warnings)
+    _record(project, wt)
+    log.info("worktree %s created at %s (base %s)", name, wt.path, base_ref)
+    return wt
+
+
+def _exclude(manager: WorktreeManager, main: Path, pattern: str | None = None) -> None:
+    try:
+        if pattern is None:
+            manager.ensure_excluded(main)
+        else:
+            manager.ensure_excluded(main, pattern)
+    except (WorktreeError, OSError) as error:
+        log.warning("cannot update info/exclude of %s: %s", main, error)
+
+
+def _unique_name(project: Path, main: Path | None, generate: Callable[[], str]) -> str:
+    common = layout.common_dir_of(main) if main is not None else None
+    for _ in range(50):
+        name = generate()
+        path, branch = worktree_location(project, name)
+        if os.path.lexists(path) or registry_file.read_record(project, name) is not None:
+            continue
+        if common is not None and layout.branch_exists(common, branch):
+            continue
+        return name
+    raise IsolationError(f"Could not find a free worktree name under {project}/.wave/worktrees")
+
+
+def _reusable(
+    manager: WorktreeManager,
+    main: Path | None,
+    project: Path,
+    parent: Path,
+    name: str,
+    path: Path,
+    made: dict[str, Any],
+) -> IsolatedWorktree | None:
+    """The existing worktree called ``name``, if any: reused as it is (never copied into)."""
+    record = registry_file.read_record(project, name)
+    if record is not None and record.hook_created and Path(record.path).is_dir():
+        hook_path = Path(record.path)
+        return IsolatedWorktree(
+            name=name,
+            path=hook_path,
+            branch=record.branch,
+            main_repo=project,
+            base_commit=record.base_commit,
+            is_new=False,
+            hook_created=True,
+            notes=[f"reused the existing worktree {hook_path} (made by the WorktreeCreate hook)"],
+            work_dir=map_work_dir(parent, hook_path),
+            base_ref=record.base_ref,
+            **made,
+        )
+    if main is None or not os.path.lexists(path):
+        return None
+    live = next(
+        (
+            info
+            for info in manager.list(main)[1:]
+            if layout.same_path(info.path, path) and not info.prunable
+        ),
+        None,
+    )
+    if live is None:
+        return None
+    base = record.base_commit if record is not None and record.base_commit else live.head
+    wt = IsolatedWorktree(
+        name=name,
+        path=Path(os.path.realpath(path)),
+        branch=live.branch or "",
+        main_repo=main,
+        base_commit=base,
+        is_new=False,
+        hook_created=False,
+        notes=[f"reused the existing worktree {path}: nothing copied, and it is always kept"],
+        work_dir=map_work_dir(parent, path),
+        base_ref=record.base_ref if record is not None else "",
+        **made,
+    )
+    if record is None:
+        _record(project, wt)
+    return wt
+
+
+def _hook_worktree(
+    manager: WorktreeManager,
+    project: Path,
+    parent: Path,
+    name: str,
+    path: Path,
+    notes: list[str],
+    made: dict[str, Any],
+) -> IsolatedWorktree:
+    head, branch = git_state(path, manager)
+    wt = IsolatedWorktree(
+        name=name,
+        path=path,
+        branch=branch,
+        main_repo=project,
+        base_commit=head,
+        is_new=True,
+        hook_created=True,
+        notes=[*notes, f"created by the WorktreeCreate hook at {path}"],
+        work_dir=map_work_dir(parent, path),
+        base_ref="",
+        **made,
+    )
+    _record(project, wt)
+    log.info("worktree %s created by a WorktreeCreate hook at %s", name, path)
+    return wt
+
+
+def git_state(path: Path, manager: WorktreeManager) -> tuple[str | None, str]:
+    """HEAD commit and branch of ``path`` if it is itself a git work tree, else (None, "")."""
+    if not (path / ".git").exists():
+        return None, ""
+    head = layout.read_head(path)
+    if head is None and manager.git is not None:
+        done = run_git(path, "rev-parse", "--verify", "--quiet", "HEAD")
+        head = (done.stdout.strip() or None) if done.returncode == 0 else None
+    git_dir = layout.git_dir_of(path)
+    branch = ""
+    if git_dir is not None:
+        try:
+            text = (git_dir / "HEAD").read_text(encoding="utf-8").strip()
+        except OSError:
+            text = ""
+        branch = text.removeprefix("ref: refs/heads/") if text.startswith("ref: ") else ""
+    return head, branch
+
+
+def map_work_dir(parent: Path, worktree: Path) -> Path:
+    """``parent``'s place in its own work tree, mapped into ``worktree`` when it exists."""
+    dot_git = layout.find_dot_git(parent)
+    top = dot_git.parent if dot_git is not None else parent
+    try:
+        relative = Path(os.path.realpath(parent)).relative_to(os.path.realpath(top))
+    except ValueError:
+        return worktree
+    candidate = worktree / relative
+    return candidate if candidate.is_dir() else worktree
+
+
+def _not_a_repo(parent: Path, failures: list[str]) -> str:
+    if failures:
+        return (
+            f"Cannot run in an isolated worktree: every WorktreeCreate hook failed and {parent} "
+            "is not inside a git repository to fall back to.\n" + "\n".join(failures)
+        )
+    return (
+        f"Cannot run in an isolated worktree: {parent} is not inside a git repository and no "
+        "WorktreeCreate hook is configured. Run it in a git repository (git init and a first "
+        "commit), or configure a WorktreeCreate hook in .wave/settings.json."
+    )
+
+
+def choose_base(manager: WorktreeManager, main: Path, mode: BaseRef) -> tuple[str, list[str]]:
+    """The ref a new worktree starts from, and notes about the choice (WT-2)."""
+    if mode == "head":
+        return "HEAD", []
+    try:
+        default = manager.default_branch(main)
+    except WorktreeError:
+        default = None
+    if default is None:
+        return "HEAD", ["no origin remote: based on HEAD"]
+    problem = fetch_default_branch(manager, main, default)
+    return f"origin/{default}", [problem] if problem else []
+
+
+_fetch_locks_guard = threading.Lock()
+_fetch_locks: dict[str, threading.Lock] = {}
+_last_fetch: dict[str, float] = {}
+
+
+def fetch_default_branch(manager: WorktreeManager, main: Path, branch: str) -> str | None:
+    """``git fetch origin <branch>`` (at most once a minute per repo); a note when it failed."""
+    if manager.git is None:
+        return None
+    key = str(main)
+    with _fetch_locks_guard:
+        lock = _fetch_locks.setdefault(key, threading.Lock())
+    with lock:  # parallel delegations in one repository share one fetch
+        if time.monotonic() - _last_fetch.get(key, -math.inf) < FETCH_INTERVAL:
+            return None
+        _last_fetch[key] = time.monotonic()
+        run = run_process(
+            ["git", "fetch", "--quiet", "--no-tags", "origin", branch],
+            cwd=main,
+            env=git_env(),
+            stdin=None,
+            timeout=FETCH_TIMEOUT,
+        )
+    if run.ok:
+        return None
+    note = f"could not fetch origin ({run.output()}): based on the last fetched origin/{branch}"
+    log.warning("%s: %s", main, note)
+    return note
+
+
+def _record(project: Path, wt: IsolatedWorktree) -> None:
+    registry_file.write_record(
+        project,
+        registry_file.WorktreeRecord(
+            name=wt.name,
+            path=str(wt.path),
+            branch=wt.branch,
+            base_commit=wt.base_commit,
+            base_ref=wt.base_ref,
+            owner=wt.owner,
+            created_at=registry_file.now_iso(),
+            hook_created=wt.hook_created,
+        ),
+    )
+
+
+# ---------------------------------------------------------------------- finish / exit
+
+
+def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
+    """What ``wt`` holds beyond its base; undeterminable when anything is unknown (WT-8)."""
+    if not wt.path.is_dir():
+        return Changes.unknown(f"{wt.path} no longer exists")
+    if not (wt.path / ".git").exists():
+        return Changes.unknown(f"{wt.path} is not a git worktree")
+    if not wt.base_commit:
+        return Changes.unknown("its base commit is unknown")
+    try:
+        return manager.changes(wt.path, wt.base_commit)
+    except Exception as error:  # fail-safe by design: unknown means keep
+        return Changes.unknown(str(error))
+
+
+def finish_worktree_sync(wt: IsolatedWorktree, manager: WorktreeManager) -> WorktreeOutcome:
+    """The blocking body of ``finish_isolated_worktree``."""
+    try:
+        changes = worktree_changes(wt, manager)
+        if not wt.is_new:
+            return kept_outcome(wt, changes, reused=True)
+        if changes.has_changes:
+            return kept_outcome(wt, changes)
+        if wt.hook_created:
+            return _remove_by_hook(wt, changes)
+        return _remove_by_git(wt, manager, changes, force=False)
+    except Exception as error:  # WT-7: the run's result never depends on cleanup
+        log.exception("finishing worktree %s failed", wt.path)
+        return _cleanup_failed(wt, error, None)
+
+
+def exit_worktree_sync(
+    wt: IsolatedWorktree,
+    action: Literal["keep", "remove"],
+    discard_changes: bool,
+    manager: WorktreeManager,
+) -> WorktreeOutcome:
+    """The blocking body of ``exit_session_worktree``."""
+    if action not in ("keep", "remove"):
+        raise IsolationError(f'action must be "keep" or "remove", got {action!r}')
+    changes = worktree_changes(wt, manager)
+    if action == "keep":
+        return kept_outcome(wt, changes)
+    if not os.path.lexists(wt.path):
+        return WorktreeOutcome(
+            False, wt.path, wt.branch, None, None, f"The worktree {wt.path} no longer exists."
+        )
+    if changes.has_changes and not discard_changes:
+        raise IsolationError(refusal_message(wt, changes, manager))
+    try:
+        if wt.hook_created:
+            return _remove_by_hook(wt, changes)
+        return _remove_by_git(wt, manager, changes, force=True)
+    except Exception as error:
+        log.exception("removing worktree %s failed", wt.path)
+        return _cleanup_failed(wt, error, changes)
+
+
+def deletable_branch(wt: IsolatedWorktree) -> str | None:
+    """Only ``worktree-<name>`` is ever deleted, never another branch found in a worktree."""
+    return wt.branch if wt.branch == f"worktree-{wt.name}" else None
+
+
+def _remove_by_git(
+    wt: IsolatedWorktree, manager: WorktreeManager, changes: Changes, *, force: bool
+) -> WorktreeOutcome:
+    branch = deletable_branch(wt)
+    try:
+        manager.remove(wt.main_repo, wt.path, branch, force=force)
+    except Exception as error:
+        log.warning("cannot remove worktree %s: %s", wt.path, error)
+        return _cleanup_failed(wt, error, changes)
+    registry_file.delete_record(wt.main_repo, wt.name)
+    deleted = f"branch {branch} deleted" if branch else f"branch {wt.branch or '(none)'} kept"
+    what = "changes discarded" if changes.has_changes else "no changes"
+    files, commits = _counts(changes)
+    summary = f"Worktree removed: {what} ({wt.path}, {deleted})."
+    return WorktreeOutcome(False, wt.path, wt.branch, files, commits, summary)
+
+
+def _remove_by_hook(wt: IsolatedWorktree, changes: Changes) -> WorktreeOutcome:
+    files, commits = _counts(changes)
+    settings = load_worktree_settings(wt.main_repo, wt.home)
+    if not settings.remove_hooks:
+        warning = f"No WorktreeRemove hook configured, hook-based worktree left at: {wt.path}"
+        log.warning("%s", warning)
+        return WorktreeOutcome(
+            True, wt.path, wt.branch, files, commits, f"Worktree kept: {warning}.", [warning]
+        )
+    failures = run_remove_hooks(
+        settings.remove_hooks,
+        worktree_path=wt.path,
+        project_dir=wt.main_repo,
+        session_id=wt.session_id,
+    )
+    if os.path.lexists(wt.path):
+        why = "; ".join(failures) or "the hook exited 0 but did not delete it"
+        summary = f"Worktree kept: the WorktreeRemove hook left {wt.path} in place ({why})."
+        return WorktreeOutcome(True, wt.path, wt.branch, files, commits, summary, failures)
+    registry_file.delete_record(wt.main_repo, wt.name)
+    return WorktreeOutcome(
+        False,
+        wt.path,
+        wt.branch,
+        files,
+        commits,
+        f"Worktree removed by the WorktreeRemove hook ({wt.path}).",
+        failures,
+    )
+
+
+def _cleanup_failed(
+    wt: IsolatedWorktree, error: BaseException, changes: Changes | None
+) -> WorktreeOutcome:
+    files, commits = _counts(changes) if changes is not None else (None, None)
+    how = ""
+    if not wt.hook_created and wt.branch:
+        how = f" Remove it by hand: git -C {wt.main_repo} worktree remove --force {wt.path}" + (
+            f" && git -C {wt.main_repo} branch -D {wt.branch}" if deletable_branch(wt) else ""
+        )
+    summary = f"Worktree kept: cleanup of {wt.path} failed ({error}).{how}"
+    return WorktreeOutcome(True, wt.path, wt.branch, files, commits, summary, [summary])
+
+
+def _counts(changes: Changes) -> tuple[int | None, int | None]:
+    if not changes.determinable:
+        return None, None
+    return changes.changed_files, changes.commits
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+def kept_outcome(
+    wt: IsolatedWorktree, changes: Changes, *, reused: bool = False
+) -> WorktreeOutcome:
+    """The outcome (and its summary) of a worktree that stays (WT-6, WT-8)."""
+    where = f"{wt.path} on branch {wt.branch}" if wt.branch else str(wt.path)
+    if not changes.determinable:
+        text = (
+            f"Worktree kept: {where} — its changes could not be determined ({changes.error}), "
+            "so it was kept to be safe."
+        )
+    elif changes.has_changes:
+        text = (
+            f"Worktree kept: {where} — {plural(changes.changed_files, 'changed file')}, "
+            f"{plural(changes.commits, 'commit')}."
+        )
+    else:
+        text = f"Worktree kept: {where} — no changes."
+    if reused:
+        text += " It existed before this run, so it is never removed automatically."
+    if changes.has_changes:
+        text += " The changes were NOT applied to the parent directory; review and merge them"
+        if wt.branch:
+            text += f" yourself (git -C {wt.main_repo} merge {wt.branch})."
+        else:
+            text += " yourself."
+        if changes.determinable and changes.changed_files and wt.branch:
+            text += (
+                " Uncommitted files must be committed in the worktree first "
+                f"(git -C {wt.path} add -A && git -C {wt.path} commit)."
+            )
+    if changes.has_changes and wt.notes:
+        text += "".join(f"\nNote: {note}" for note in wt.notes)
+    files, commits = _counts(changes)
+    return WorktreeOutcome(True, wt.path, wt.branch, files, commits, text)
+
+
+def refusal_message(wt: IsolatedWorktree, changes: Changes, manager: WorktreeManager) -> str:
+    """Why ``ExitWorktree`` with ``remove`` is refused, naming the files and commits."""
+    again = (
+        "Ask the user first; to remove it anyway call ExitWorktree again with "
+        'discard_changes: true, or keep it with action: "keep".'
+    )
+    if not changes.determinable:
+        return (
+            f"Refusing to remove the worktree {wt.path}: its changes cannot be verified "
+            f"({changes.error}), so removing it could lose work. {again}"
+        )
+    lines = [f"Refusing to remove the worktree {wt.path}:"]
+    if changes.changed_files:
+        lines.append(
+            f"You have {plural(changes.changed_files, 'uncommitted file')}. "
+            "These will be lost if you remove the worktree."
+        )
+    if changes.commits:
+        lines.append(
+            f"You have {plural(changes.commits, 'commit')} on {wt.branch or 'its branch'}. "
+            "The branch will be deleted if you remove the worktree."
+        )
+    lines.extend("  " + line for line in describe_changes(wt, manager))
+    lines.append(again)
+    return "\n".join(lines)
+
+
+def describe_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> list[str]:
+    """``git status`` entries and commit subjects (at most 20 each); empty without git."""
+    if manager.git is None or not wt.base_commit:
+        return []
+    found: list[str] = []
+    status = run_git(wt.path, "status", "--porcelain", "--untracked-files=all", "--no-renames")
+    if status.returncode == 0:
+        found += _capped(status.stdout.splitlines(), "files")
+    log_ = run_git(wt.path, "log", "--format=%h %s", f"{wt.base_commit}..HEAD")
+    if log_.returncode == 0:
+        found += _capped([f"commit {line}" for line in log_.stdout.splitlines()], "commits")
+    return found
+
+
+def _capped(lines: list[str], what: str) -> list[str]:
+    if len(lines) <= DETAIL_LINES:
+        return lines
+    return [*lines[:DETAIL_LINES], f"... and {len(lines) - DETAIL_LINES} more {what}"]

@@ -1,0 +1,90 @@
+"""``wave/worktrees/list``: every wave worktree of a project, its changes and who made it.
+
+Listed: each live linked worktree under ``<main repo>/.wave/worktrees/``, plus each
+hook-made worktree with a registry record whose folder still exists (wherever it is).
+Changes are counted against the base recorded at creation. ``changedFiles``/``commits``
+are null when they cannot be known: status failed, the folder is not a git worktree, or
+(``commits`` only) no record says what the base was. The call blocks: use
+``asyncio.to_thread`` from async code.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from wave_ls.worktrees import layout, registry_file
+from wave_ls.worktrees.isolation import default_manager
+from wave_ls.worktrees.manager import WorktreeManager
+from wave_ls.worktrees.model import WorktreeError
+
+
+def list_wave_worktrees(
+    cwd: Path, *, manager: WorktreeManager | None = None
+) -> list[dict[str, Any]]:
+    """``[{path, branch, changedFiles, commits, owner?, name, createdAt?, hookCreated}]``."""
+    wm = manager or default_manager()
+    start = Path(cwd).expanduser()
+    if not start.is_dir():
+        return []
+    main = wm.main_repo(start)
+    project = main or start.resolve()
+    records = {record.name: record for record in registry_file.read_records(project)}
+    root = Path(os.path.realpath(project / ".wave" / "worktrees"))
+    found: dict[str, dict[str, Any]] = {}
+    if main is not None:
+        try:
+            linked = wm.list(main)[1:]
+        except WorktreeError:
+            linked = []
+        for info in linked:
+            if info.prunable or Path(os.path.realpath(info.path)).parent != root:
+                continue
+            record = records.get(info.path.name)
+            base = record.base_commit if record is not None else None
+            found[os.path.realpath(info.path)] = _entry(
+                wm, info.path, info.path.name, info.branch or "", base, record
+            )
+    for name, record in records.items():
+        path = Path(record.path)
+        if os.path.realpath(path) in found or not path.is_dir():
+            continue
+        if not record.hook_created:
+            continue  # a git worktree that git no longer knows: nothing to show
+        found[os.path.realpath(path)] = _entry(
+            wm, path, name, record.branch, record.base_commit, record
+        )
+    return [found[key] for key in sorted(found)]
+
+
+def _entry(
+    wm: WorktreeManager,
+    path: Path,
+    name: str,
+    branch: str,
+    base: str | None,
+    record: registry_file.WorktreeRecord | None,
+) -> dict[str, Any]:
+    files: int | None = None
+    commits: int | None = None
+    if (path / ".git").exists():
+        head = layout.read_head(path)
+        changes = wm.changes(path, base or head or "HEAD")
+        if changes.determinable:
+            files = changes.changed_files
+            commits = changes.commits if base else None
+    entry: dict[str, Any] = {
+        "path": str(path),
+        "branch": branch,
+        "changedFiles": files,
+        "commits": commits,
+        "name": name,
+        "hookCreated": bool(record and record.hook_created),
+    }
+    if record is not None:
+        if record.owner:
+            entry["owner"] = record.owner
+        entry["createdAt"] = record.created_at
+        entry["baseCommit"] = record.base_commit
+    return entry

@@ -1,0 +1,135 @@
+"""Who made each wave worktree, and from which base: one small JSON file per worktree.
+
+``<project>/.wave/worktrees/.registry/<name>.json`` (``<project>`` is the main repository,
+or the project folder when a hook made the worktree outside git). One file per worktree, so
+parallel subagents and several server processes never write the same file; each write is
+atomic (temp file, fsync, rename), so a crash leaves the old record or the new one, never
+half of one. The folder lies under ``.wave/worktrees/``, which ``info/exclude`` hides from
+``git status``; a name never starts with ``.``, so it cannot collide with a worktree.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from contextlib import suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+REGISTRY_DIR = Path(".wave") / "worktrees" / ".registry"
+VERSION = 1
+
+
+@dataclass
+class WorktreeRecord:
+    """One worktree as wave made (or first reused) it."""
+
+    name: str
+    path: str
+    branch: str
+    base_commit: str | None
+    base_ref: str
+    owner: str
+    created_at: str
+    hook_created: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": VERSION,
+            "name": self.name,
+            "path": self.path,
+            "branch": self.branch,
+            "baseCommit": self.base_commit,
+            "baseRef": self.base_ref,
+            "owner": self.owner,
+            "createdAt": self.created_at,
+            "hookCreated": self.hook_created,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> WorktreeRecord:
+        return cls(
+            name=str(data["name"]),
+            path=str(data["path"]),
+            branch=str(data.get("branch") or ""),
+            base_commit=data.get("baseCommit") or None,
+            base_ref=str(data.get("baseRef") or ""),
+            owner=str(data.get("owner") or ""),
+            created_at=str(data.get("createdAt") or ""),
+            hook_created=bool(data.get("hookCreated", False)),
+        )
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def record_path(project: Path, name: str) -> Path:
+    return project / REGISTRY_DIR / f"{name}.json"
+
+
+def write_record(project: Path, record: WorktreeRecord) -> None:
+    """Write ``record`` atomically; a failure is logged, never raised (it is bookkeeping)."""
+    target = record_path(project, record.name)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{record.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(record.to_json(), handle, indent=2)
+                handle.write("\n")
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, target)
+        except BaseException:
+            with suppress(OSError):
+                os.unlink(temp)
+            raise
+        _fsync_dir(target.parent)
+    except OSError as error:
+        log.warning("cannot record worktree %s in %s: %s", record.name, target, error)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_record(project: Path, name: str) -> WorktreeRecord | None:
+    """The record of ``name``, or None when absent or unreadable (logged)."""
+    return _read(record_path(project, name))
+
+
+def _read(path: Path) -> WorktreeRecord | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return WorktreeRecord.from_json(data)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        log.warning("ignoring unreadable worktree record %s: %s", path, error)
+        return None
+
+
+def read_records(project: Path) -> list[WorktreeRecord]:
+    """Every readable record of ``project``, sorted by name."""
+    folder = project / REGISTRY_DIR
+    if not folder.is_dir():
+        return []
+    records = [_read(path) for path in sorted(folder.glob("*.json"))]
+    return [r for r in records if r is not None]
+
+
+def delete_record(project: Path, name: str) -> None:
+    with suppress(OSError):
+        record_path(project, name).unlink()

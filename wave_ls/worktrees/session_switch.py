@@ -1,0 +1,119 @@
+"""One session's worktree state: what ``EnterWorktree``/``ExitWorktree`` and ``-w`` switch.
+
+Each session owns one ``SessionWorktrees``; nothing is process-wide (no ``chdir``), so
+concurrent sessions in one server never see each other's worktree. ``on_change(cwd,
+write_root)`` tells the session where its tools now run and which tree they may write.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from wave_ls.worktrees.isolation import (
+    IsolatedWorktree,
+    IsolationError,
+    WorktreeOutcome,
+    enter_session_worktree,
+    exit_session_worktree,
+)
+from wave_ls.worktrees.manager import WorktreeManager
+
+log = logging.getLogger(__name__)
+
+ChangeCallback = Callable[[Path, Path | None], None]
+
+
+class SessionWorktrees:
+    """Implements ``WorktreeSwitch`` (``wave_ls.runtime.tools.worktree_tools``) for a session.
+
+    ``original_cwd`` never changes: it is where ``exit`` returns and where ``enter`` starts
+    from (so a second worktree still goes under the main repository, WT-10).
+    """
+
+    def __init__(
+        self,
+        original_cwd: Path,
+        home: Path | None = None,
+        *,
+        owner: str = "",
+        session_id: str = "",
+        on_change: ChangeCallback | None = None,
+        manager: WorktreeManager | None = None,
+    ) -> None:
+        self.original_cwd = Path(original_cwd)
+        self.home = home
+        self.owner = owner
+        self.session_id = session_id
+        self.on_change = on_change
+        self.manager = manager
+        self.current: IsolatedWorktree | None = None
+
+    @property
+    def cwd(self) -> Path:
+        """Where the session's tools run now."""
+        return self.current.cwd if self.current is not None else self.original_cwd
+
+    @property
+    def write_root(self) -> Path | None:
+        """The only tree Write/Edit may touch while in a worktree (WT-4), else None."""
+        return self.current.path if self.current is not None else None
+
+    async def enter(self, name: str | None = None) -> IsolatedWorktree:
+        """Create (or reuse) a worktree and move the session into it."""
+        if self.current is not None:
+            raise IsolationError(
+                f"Already in a worktree session ({self.current.path}); "
+                "call ExitWorktree first to leave it."
+            )
+        wt = await enter_session_worktree(
+            self.original_cwd,
+            name,
+            self.home,
+            owner=self.owner,
+            session_id=self.session_id,
+            manager=self.manager,
+        )
+        self.current = wt
+        self._announce()
+        return wt
+
+    async def exit(
+        self, action: Literal["keep", "remove"], discard_changes: bool = False
+    ) -> WorktreeOutcome:
+        """Leave the worktree (keep or remove it); a refused removal leaves the session in it."""
+        if self.current is None:
+            raise IsolationError("No active worktree session to exit.")
+        outcome = await exit_session_worktree(
+            self.current, action, discard_changes, manager=self.manager
+        )
+        self.current = None
+        self._announce()
+        return outcome
+
+    def recover_if_missing(self) -> str | None:
+        """Call before a tool runs: if the worktree folder was deleted by hand, return the
+        session to ``original_cwd`` and give the one-time note for the tool result."""
+        if self.current is None or os.path.isdir(self.current.cwd):
+            return None
+        if not self.original_cwd.is_dir():
+            return None
+        gone = self.current.cwd
+        self.current = None
+        self._announce()
+        log.warning(
+            "Working directory %s no longer exists; recovered session workdir to %s",
+            gone,
+            self.original_cwd,
+        )
+        return (
+            f"Note: working directory {gone} no longer exists; session working directory "
+            f"recovered to {self.original_cwd}"
+        )
+
+    def _announce(self) -> None:
+        if self.on_change is not None:
+            self.on_change(self.cwd, self.write_root)
