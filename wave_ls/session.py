@@ -1,13 +1,16 @@
 """A main-agent chat session: the SDK's entry point, used by the server and the CLI.
 
-A session owns one ``Conversation`` plus what surrounds it: the working directory, the model,
-the permission mode, the session-wide services tools use, the transcript, and the mention
-reminders added to each user message.
+A session owns one ``Conversation`` plus what surrounds it: the working directory (and the
+session worktree it may switch to), the model, the permission mode, the session-wide
+services tools use (task list, background tasks, subagents, plan-mode exit), the transcript,
+and the mention reminders added to each user message.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,10 +37,17 @@ from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
 from wave_ls.runtime.tools import builtin_tools
+from wave_ls.runtime.tools.task_control import TaskOutputTool, TaskStopTool
+from wave_ls.runtime.tools.worktree_tools import EnterWorktreeTool, ExitWorktreeTool
 from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
 from wave_ls.subagents.activity import SubagentListener
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
+from wave_ls.subagents.settings import foreground_timeout
+from wave_ls.tasks import BackgroundTasks, TaskInfo
+from wave_ls.worktrees.session_switch import SessionWorktrees
+
+log = logging.getLogger(__name__)
 
 
 class SessionBusy(Exception):
@@ -80,7 +90,15 @@ class AgentSession:
                     model=model,
                     permission_mode=permission_mode,
                 )
-        all_tools = list(tools) if tools is not None else builtin_tools()
+        self.tasks = BackgroundTasks(self.id, home)
+        self.tasks.on_notice(lambda _info: self._wake_soon())
+        self.worktrees = SessionWorktrees(
+            self.cwd, home, owner=f"session {self.id}", session_id=self.id, on_change=self._moved
+        )
+        self.services.update(
+            background=self.tasks, session_worktree=self.worktrees, plan_mode=PlanModeExit(self)
+        )
+        all_tools = list(tools) if tools is not None else session_tools()
         if catalog is not None:
             self.subagents = SubagentHost(
                 client=client,
@@ -89,7 +107,11 @@ class AgentSession:
                 asker=asker or DenyAll(),
                 memory_cwd=self.cwd,
                 home=home,
+                parent_messages=lambda: self.conversation.messages,
+                emit=self.conversation_sink_emit,
                 listeners=list(listeners),
+                foreground_timeout=foreground_timeout(self.cwd, home),
+                tool_factory=session_tools,
             )
             self.services["subagents"] = self.subagents
             all_tools.append(AgentTool(self.subagents))
@@ -99,8 +121,8 @@ class AgentSession:
             tools=all_tools,
             permission_mode=permission_mode,
             context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
+            inbox=lambda: [notice.message() for notice in self.tasks.take_notices()],
         )
-        self.services["plan_mode"] = PlanModeExit(self)
         context = ToolContext(cwd=self.cwd, home=home, session_id=self.id, services=self.services)
         self.conversation = Conversation(
             config,
@@ -112,10 +134,20 @@ class AgentSession:
             on_append=self.transcript.append if self.transcript else None,
         )
         self._lock = asyncio.Lock()
+        self._waking: asyncio.Task[None] | None = None
+        self._turn_reason = ""
+
+    def conversation_sink_emit(self, event: Any) -> None:
+        self.conversation.sink.emit(event)
 
     @property
     def busy(self) -> bool:
         return self._lock.locked()
+
+    @property
+    def tool_cwd(self) -> Path:
+        """Where the session's tools run now (its worktree while it is in one)."""
+        return self.conversation.context.cwd
 
     @property
     def messages(self) -> list[Message]:
@@ -126,11 +158,53 @@ class AgentSession:
         return self.conversation.config.model
 
     async def send(self, text: str) -> TurnResult:
-        """Run one turn for the user's ``text``; raises ``SessionBusy`` if one is running."""
-        if self._lock.locked():
+        """Run one turn for the user's ``text``.
+
+        Raises ``SessionBusy`` while a turn the user started is running; a turn the session
+        started itself for task notices is waited for instead.
+        """
+        if self._lock.locked() and self._turn_reason != "notification":
             raise SessionBusy(f"session {self.id} is still answering the previous message")
         async with self._lock:
-            return await self.conversation.run_turn(self.user_messages(text))
+            self._turn_reason = "user"
+            try:
+                return await self.conversation.run_turn(self.user_messages(text))
+            finally:
+                self._turn_reason = ""
+                if self.tasks.pending_notices:
+                    self._wake_soon()
+
+    def _wake_soon(self) -> None:
+        """Let the main agent react to task notices: a running turn takes them at its next
+        round; an idle session starts a turn of its own."""
+        if self._waking is None or self._waking.done():
+            self._waking = asyncio.get_running_loop().create_task(self._wake())
+
+    async def _wake(self) -> None:
+        await asyncio.sleep(0)  # a turn that is running takes the notices first
+        while self.tasks.pending_notices and not self._lock.locked():
+            async with self._lock:
+                self._turn_reason = "notification"
+                try:
+                    await self.conversation.run_turn([])
+                except Exception:
+                    log.exception("session %s: the turn for task notices failed", self.id)
+                finally:
+                    self._turn_reason = ""
+
+    def _moved(self, cwd: Path, write_root: Path | None) -> None:
+        """The session entered or left a worktree: its tools run there from now on."""
+        context = self.conversation.context
+        self.conversation.context = dataclasses.replace(context, cwd=cwd, write_root=write_root)
+
+    def task_changed(self, callback: Callable[[TaskInfo], None]) -> None:
+        self.tasks.on_change(callback)
+
+    async def close(self) -> None:
+        """Stop every background task (their stop rules run) and any pending wake-up."""
+        if self._waking is not None:
+            self._waking.cancel()
+        await self.tasks.stop_all()
 
     def user_messages(self, text: str) -> list[Message]:
         """The user's message verbatim, then the reminders its mentions call for."""
@@ -145,6 +219,17 @@ class AgentSession:
         if reminder:
             out.append(Message("user", reminder, meta={"reminder": "agent"}))
         return out
+
+
+def session_tools() -> list[Tool]:
+    """The main agent's tools besides ``Agent``."""
+    return [
+        *builtin_tools(),
+        TaskOutputTool(),
+        TaskStopTool(),
+        EnterWorktreeTool(),
+        ExitWorktreeTool(),
+    ]
 
 
 class PlanModeExit:

@@ -17,6 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="default",
         help="default asks on the terminal before edits and commands",
     )
+    parser.add_argument(
+        "-w",
+        "--worktree",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="work in a git worktree .wave/worktrees/NAME (a generated name when omitted)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,9 +34,11 @@ def run(args: argparse.Namespace) -> int:
 
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
+    from wave_ls.runtime.loop import TurnResult
     from wave_ls.runtime.model_client import OpenAIModelClient
     from wave_ls.runtime.settings import RuntimeSettings
     from wave_ls.session import AgentSession
+    from wave_ls.worktrees.isolation import IsolationError
 
     settings = RuntimeSettings.from_env().override(model=args.model)
     problem = settings.problem()
@@ -52,7 +62,23 @@ def run(args: argparse.Namespace) -> int:
         asker=TerminalAsker(),
         catalog=lambda: registry.load(cwd),
     )
-    result = asyncio.run(session.send(args.prompt))
+
+    async def turn() -> TurnResult:
+        try:
+            if args.worktree is not None:
+                entered = await session.worktrees.enter(args.worktree or None)
+                print(
+                    f"wave-ls run: in worktree {entered.path} ({entered.branch})", file=sys.stderr
+                )
+            return await session.send(args.prompt)
+        finally:
+            await session.close()
+
+    try:
+        result = asyncio.run(turn())
+    except IsolationError as exc:
+        print(f"wave-ls run: {exc}", file=sys.stderr)
+        return 2
     if result.text:
         print(result.text)
     if result.status != "completed":

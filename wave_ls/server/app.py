@@ -115,10 +115,11 @@ def create_server() -> WaveServer:
         for problem in problems:
             ls.show_warning(problem)
 
-    from wave_ls.server import agents_feature, sessions_feature
+    from wave_ls.server import agents_feature, sessions_feature, tasks_feature
 
     agents_feature.register(server)
     sessions_feature.register(server)
+    tasks_feature.register(server)
     return server
 
 

@@ -17,6 +17,15 @@ class SessionRegistry:
         self.sessions[session.id] = session
         self.sinks[session.id] = sink
 
+    def discard(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        self.sinks.pop(session_id, None)
+
+    async def close_all(self) -> None:
+        """Stop every session's background tasks (shutdown); their stop rules run."""
+        for session in list(self.sessions.values()):
+            await session.close()
+
     def get(self, session_id: str, method: str) -> AgentSession:
         session = self.sessions.get(session_id)
         if session is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from wave_ls.server.params import existing_dir, field, require_object, required_
 from wave_ls.server.permission_prompt import LspPermissionAsker
 from wave_ls.server.updates import SessionUpdateSink
 from wave_ls.session import AgentSession, SessionBusy, resume_messages
+from wave_ls.worktrees.isolation import IsolationError
 
 SESSION_NEW = "wave/session/new"
 CHAT_SEND = "wave/chat/send"
@@ -42,8 +44,8 @@ def open_session(
     messages: list[Message] | None = None,
 ) -> AgentSession:
     """Create (or re-create from its transcript) a session and wire it to the client."""
-    holder: dict[str, str] = {}
-    sink = SessionUpdateSink("", ls.notify, on_sent=ls.agent_progress.on_update)
+    session_id = session_id or uuid.uuid4().hex
+    sink = SessionUpdateSink(session_id, ls.notify, on_sent=ls.agent_progress.on_update)
     session = AgentSession(
         cwd=cwd,
         home=ls.home,
@@ -52,18 +54,18 @@ def open_session(
         session_id=session_id,
         permission_mode=permission_mode,
         sink=sink,
-        asker=LspPermissionAsker(ls, lambda: holder["id"]),
+        asker=LspPermissionAsker(ls, lambda: session_id),
         messages=messages or [],
         catalog=lambda: ls.agents.load(cwd),
     )
-    holder["id"] = sink.session_id = session.id
+    session.task_changed(lambda info: sink.push({"kind": "task", "task": info.to_json()}))
     ls.sessions.add(session, sink)
     return session
 
 
 def register(server: WaveServer) -> None:
     @server.feature(SESSION_NEW)
-    def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
         p = require_object(params, SESSION_NEW)
         mode = field(p, "permissionMode", str, SESSION_NEW) or ls.settings.permission_mode
         if mode not in PERMISSION_MODES:
@@ -73,8 +75,7 @@ def register(server: WaveServer) -> None:
         model = field(p, "model", str, SESSION_NEW)
         cwd_text = field(p, "cwd", str, SESSION_NEW)
         resume_id = field(p, "sessionId", str, SESSION_NEW)
-        if field(p, "worktree", str, SESSION_NEW) is not None:
-            raise JsonRpcInvalidParams(f"{SESSION_NEW}: session worktrees are not available yet")
+        worktree = field(p, "worktree", str, SESSION_NEW)
         registry = ls.sessions
         if resume_id is not None:
             if not valid_session_id(resume_id):
@@ -99,7 +100,14 @@ def register(server: WaveServer) -> None:
             raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
         cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
         session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)
-        return {"sessionId": session.id}
+        if worktree is None:
+            return {"sessionId": session.id}
+        try:
+            entered = await session.worktrees.enter(worktree or None)
+        except IsolationError as exc:
+            ls.sessions.discard(session.id)
+            raise JsonRpcInvalidParams(f"{SESSION_NEW}: {exc}") from exc
+        return {"sessionId": session.id, "worktree": entered.to_json()}
 
     @server.feature(CHAT_SEND)
     async def chat_send(ls: WaveServer, params: Any) -> dict[str, Any]:

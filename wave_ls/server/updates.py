@@ -141,6 +141,10 @@ class SessionUpdateSink:
         if update is not None:
             self.coalescer.push(update)
 
+    def push(self, update: dict[str, Any]) -> None:
+        """An update that is not a runtime event (a background task changed, ...)."""
+        self.coalescer.push(update)
+
     def flush(self) -> None:
         self.coalescer.flush()
 

@@ -12,7 +12,9 @@ from typing import Any
 from wave_ls.agents import AgentCatalog, AgentDefinition, tool_summary
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
 from wave_ls.subagents.activity import details_of
-from wave_ls.subagents.runner import SubagentHost, new_instance_id, run_subagent
+from wave_ls.subagents.background import start_in_background
+from wave_ls.subagents.runner import Delegation, SubagentHost, new_instance_id, run_delegation
+from wave_ls.worktrees.isolation import IsolationError
 
 AGENT_TOOL = "Agent"
 
@@ -39,6 +41,12 @@ How to use it:
 - Its result is not shown to the user: summarise it in your answer.
 - description: 3-5 words for the user's activity view.
 - isolation: "worktree" runs the subagent in its own git worktree (changes stay on a branch).
+- run_in_background: true returns at once with a task id; you get a <task-notification> \
+when it ends (TaskOutput reads its progress, TaskStop stops it). Use it for long, \
+independent work while you go on.
+- fork: true starts a copy of you with this whole conversation (subagent_type is ignored), \
+in its own worktree when the project is a git repository: for trying an alternative \
+without disturbing the main line.
 """
 
 PARAMETERS: dict[str, Any] = {
@@ -59,6 +67,10 @@ PARAMETERS: dict[str, Any] = {
         "fork": {
             "type": "boolean",
             "description": "Continue this conversation in a copy (subagent_type is then ignored)",
+        },
+        "timeout": {
+            "type": "number",
+            "description": "Foreground time limit in seconds (default 600)",
         },
     },
     "required": ["description", "prompt"],
@@ -105,14 +117,32 @@ class AgentTool:
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = validate(args)
         catalog = self.host.catalog()
-        definition = catalog.get(request["subagent_type"] or "")
-        if definition is None:
-            raise ToolError(unknown_type_message(request["subagent_type"], catalog))
-        for unsupported in ("isolation", "run_in_background", "fork"):
-            if request[unsupported]:
-                raise ToolError(f"Agent: '{unsupported}' is not available in this version yet")
+        definition = None
+        if not request["fork"]:
+            definition = catalog.get(request["subagent_type"] or "")
+            if definition is None:
+                raise ToolError(unknown_type_message(request["subagent_type"], catalog))
+        delegation = Delegation(
+            prompt=request["prompt"],
+            description=request["description"],
+            definition=definition,
+            # The definition is the floor (WTC-2); a fork is isolated when it can be (FORK-2).
+            isolated=request["fork"]
+            or request["isolation"] == "worktree"
+            or bool(definition and definition.worktree_isolated),
+            background=request["run_in_background"],
+            timeout=None
+            if request["run_in_background"]
+            else request["timeout"] or self.host.foreground_timeout,
+            report_worktree=not request["run_in_background"],
+        )
         details = details_of(args, new_instance_id())
-        run = await run_subagent(self.host, definition, request["prompt"], ctx, details)
+        if delegation.background:
+            return start_in_background(self.host, delegation, ctx, details, args)
+        try:
+            run = await run_delegation(self.host, delegation, ctx, details)
+        except IsolationError as exc:  # WT-11: nothing ran, never silently in place
+            raise ToolError(f"Agent delegation failed: {exc}") from exc
         return run.result
 
 
@@ -139,7 +169,13 @@ def validate(args: dict[str, Any]) -> dict[str, Any]:
             f'Agent: isolation must be "worktree" (or omitted), got {isolation!r}; '
             "nothing was started"
         )
+    timeout = args.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
+        raise ToolError("Agent: 'timeout' must be a positive number of seconds")
     return {
+        "timeout": timeout,
         "description": text("description", True),
         "prompt": text("prompt", True),
         "subagent_type": text("subagent_type", False),

@@ -7,11 +7,16 @@
 - Model: the definition's, or with ``inherit`` the parent's model and parameters (EXP-1).
 - Outcome (FAIL-1..3): the last assistant text, even after a later failure; no assistant
   text at all: ``Agent delegation failed: <reason>``. Notices never cross.
+- Isolation (WT-1..11): an isolated run works in its own worktree (cwd, write root), which
+  the keep/remove rule ends whatever the outcome; the summary is added to the result.
+- Fork (FORK-2): a copy of the main agent continuing from a copy of its conversation.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import dataclasses
 import logging
 import secrets
 from collections.abc import Callable, Sequence
@@ -19,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wave_ls.agents import AgentCatalog, AgentDefinition, resolve_tools
+from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
 from wave_ls.runtime.core import (
+    Event,
     Message,
     ModelClient,
     PermissionAsker,
@@ -34,14 +40,21 @@ from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
+from wave_ls.worktrees.isolation import (
+    IsolatedWorktree,
+    IsolationError,
+    create_isolated_worktree,
+    finish_isolated_worktree,
+)
 
 log = logging.getLogger(__name__)
 
 DEFAULT_FOREGROUND_TIMEOUT = 600.0
 # Built-ins that follow plan mode's read-only Bash rules even outside plan mode.
 READ_ONLY_BUILTINS = frozenset({"Explore", "Plan"})
-# Services a subagent must not share with its parent (its own task list, no delegation).
-PARENT_ONLY_SERVICES = frozenset({"task_list", "subagents"})
+# Services a subagent must not share with its parent: the task list, delegation, and the
+# session's worktree switch (a subagent never moves its parent).
+PARENT_ONLY_SERVICES = frozenset({"task_list", "subagents", "session_worktree", "plan_mode"})
 DELEGATION_FAILED = "Agent delegation failed: {reason}"
 
 
@@ -55,9 +68,26 @@ class SubagentHost:
     asker: PermissionAsker
     memory_cwd: Path
     home: Path
+    parent_messages: Callable[[], list[Message]] = list
+    emit: Callable[[Event], None] = lambda _event: None  # the parent session's event sink
     listeners: list[SubagentListener] = field(default_factory=list)
     tool_factory: Callable[[], Sequence[Tool]] = builtin_tools
     foreground_timeout: float = DEFAULT_FOREGROUND_TIMEOUT
+
+
+@dataclass
+class Delegation:
+    """One validated ``Agent`` call."""
+
+    prompt: str
+    description: str
+    definition: AgentDefinition | None  # None: a fork of the main agent
+    isolated: bool = False
+    background: bool = False
+    timeout: float | None = DEFAULT_FOREGROUND_TIMEOUT  # None: no limit
+    # Append the worktree (or in-place) notes to the result text; background runs carry the
+    # worktree summary in their notice instead.
+    report_worktree: bool = True
 
 
 @dataclass
@@ -97,43 +127,98 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
     )
 
 
-async def run_subagent(
+def fork_config(host: SubagentHost) -> AgentConfig:
+    """A copy of the main agent: its prompt, model and tools, minus ``Agent`` and the task
+    list (FORK-2); no inbox, so task notices never reach it."""
+    parent = host.parent_config()
+    tools = [tool for tool in parent.tools if tool.name not in NEVER_FOR_SUBAGENTS]
+    return dataclasses.replace(parent, tools=tools, inbox=lambda: [])
+
+
+def fork_history(messages: Sequence[Message], tool_call_id: str) -> list[Message]:
+    """The parent's conversation up to the message that made the ``fork`` call, as a copy,
+    without ``@agent`` mention reminders (they never enter a subagent)."""
+    cut = next(
+        (
+            i
+            for i, message in enumerate(messages)
+            if any(call.id == tool_call_id for call in message.tool_calls)
+        ),
+        len(messages),
+    )
+    return [
+        copy.deepcopy(message)
+        for message in messages[:cut]
+        if message.meta.get("reminder") != "agent"
+    ]
+
+
+async def run_delegation(
     host: SubagentHost,
-    definition: AgentDefinition,
-    prompt: str,
+    delegation: Delegation,
     ctx: ToolContext,
     details: dict[str, Any],
-    *,
-    timeout: float | None = None,
+    listeners: Sequence[SubagentListener] = (),
 ) -> SubagentRun:
-    """Run ``definition`` on ``prompt`` in the caller's working directory and return its outcome."""
+    """Run one delegation to its end in the foreground of the caller.
+
+    Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran) and
+    the keep/remove rule at every end, cancellation included.
+    """
     instance_id = details.setdefault("subagentId", new_instance_id())
-    config = subagent_config(host, definition, ctx.cwd)
     services = {k: v for k, v in ctx.services.items() if k not in PARENT_ONLY_SERVICES}
+    cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
+    workspace: IsolatedWorktree | None = None
+    if delegation.isolated:
+        try:
+            workspace = await create_isolated_worktree(
+                ctx.cwd,
+                home=host.home,
+                owner=f"subagent {details.get('subagentType')}",
+                session_id=instance_id,
+            )
+        except IsolationError as exc:
+            if delegation.definition is not None:
+                raise
+            notes.append(f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc}).")
+    if workspace is not None:
+        cwd, write_root = workspace.cwd, workspace.path
+        services["isolated_worktree"] = workspace
+        details["worktree"] = workspace.to_json()
     context = ToolContext(
-        cwd=ctx.cwd,
-        home=ctx.home,
-        session_id=instance_id,
-        write_root=ctx.write_root,
-        services=services,
+        cwd=cwd, home=ctx.home, session_id=instance_id, write_root=write_root, services=services
     )
-    bridge = SubagentBridge(instance_id, host.listeners, lambda text: ctx.report(text, details))
-    conversation = Conversation(config, host.client, context, sink=bridge, asker=host.asker)
+    if delegation.definition is None:
+        config = fork_config(host)
+        history = fork_history(host.parent_messages(), ctx.tool_call_id)
+    else:
+        config = subagent_config(host, delegation.definition, cwd)
+        history = []
+    bridge = SubagentBridge(
+        instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, details)
+    )
+    conversation = Conversation(
+        config, host.client, context, sink=bridge, asker=host.asker, messages=history
+    )
     ctx.report(bridge.tracker.short_result(), details)
     error: str | None = None
     try:
-        async with asyncio.timeout(timeout or host.foreground_timeout):
-            turn = await conversation.run_turn([Message("user", prompt)])
+        async with asyncio.timeout(delegation.timeout):
+            turn = await conversation.run_turn([Message("user", delegation.prompt)])
         error = turn.error if turn.status != "completed" else None
     except TimeoutError:
-        error = f"timed out after {timeout or host.foreground_timeout:g} s and was stopped"
+        error = f"timed out after {delegation.timeout:g} s and was stopped"
     except Exception as exc:  # a crash inside the subagent is its failure, not the parent's
         log.exception("subagent %s crashed", instance_id)
         error = f"{type(exc).__name__}: {exc}"
     finally:
         bridge.cleanup()
+        if workspace is not None:
+            ended = await finish_isolated_worktree(workspace)
+            details["worktree"] = {**details["worktree"], **ended.to_json()}
+            notes.append(ended.summary)
     tracker = bridge.tracker
-    result = outcome(conversation.messages, error)
+    result = outcome(conversation.messages[len(history) :], error)
     details.update(
         status="failed" if result.is_error else "completed",
         error=error,
@@ -142,6 +227,8 @@ async def run_subagent(
         durationMs=tracker.duration_ms(),
         summary=tracker.summary("Failed" if result.is_error else "Done"),
     )
+    if notes and delegation.report_worktree:
+        result.content += "\n\n" + "\n".join(notes)
     result.short_result = details["summary"]
     result.details = details
     if error and not result.is_error:
