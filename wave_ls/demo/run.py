@@ -23,8 +23,17 @@ from rich.console import Console
 from rich.markup import escape
 from rich.panel import Panel
 
-from wave_ls.demo.script import EXPLORE_MESSAGE, FIX_MESSAGE, demo_script, make_project
+from wave_ls.demo.script import (
+    BACKGROUND_MESSAGE,
+    EXPLORE_MESSAGE,
+    FIX_MESSAGE,
+    ISOLATED_MESSAGE,
+    demo_script,
+    make_project,
+)
 from wave_ls.server.protocol import WaveProtocol
+
+MESSAGES = (FIX_MESSAGE, EXPLORE_MESSAGE, ISOLATED_MESSAGE, BACKGROUND_MESSAGE)
 
 
 class DemoClient(LanguageClient):
@@ -37,6 +46,9 @@ class DemoClient(LanguageClient):
         self.tool_calls = 0
         self.delegations: list[str] = []
         self.permissions: list[str] = []
+        self.worktrees: list[str] = []
+        self.notified = asyncio.Event()
+        self.turns_ended = 0
 
         @self.feature("wave/session/update")
         def on_update(params: dict[str, Any]) -> None:
@@ -85,6 +97,21 @@ class DemoClient(LanguageClient):
             )
         elif kind == "assistantMessage":
             self.end_stream()
+        elif kind == "userMessage" and (update["message"].get("meta") or {}).get(
+            "taskNotification"
+        ):
+            self.end_stream()
+            task = update["message"]["meta"]["taskNotification"]
+            self.console.print(f"[bold green]⇠ background task {task} ended: the agent is told[/]")
+        elif kind == "turnEnded":
+            self.turns_ended += 1
+            if self.turns_ended > len(MESSAGES):
+                self.notified.set()
+        if kind == "toolBlock" and update["name"] == "Agent" and update["status"] == "completed":
+            for line in (update.get("result") or "").splitlines():
+                if line.startswith("Worktree"):
+                    self.worktrees.append(line)
+                    self.console.print(f"    [green]{escape(line)}[/]")
 
     def render_progress(self, value: Any) -> None:
         self.end_stream()
@@ -187,7 +214,7 @@ async def run_demo(console: Console) -> int:
                 "wave/session/new", {"cwd": str(project), "permissionMode": "default"}
             )
             results = []
-            for text in (FIX_MESSAGE, EXPLORE_MESSAGE):
+            for text in MESSAGES:
                 console.rule(f"[bold]you ›[/] {escape(text)}", align="left")
                 result = await client.protocol.send_request_async(
                     "wave/chat/send", {"sessionId": session["sessionId"], "text": text}
@@ -197,6 +224,10 @@ async def run_demo(console: Console) -> int:
                 results.append(result)
                 if result["status"] != "completed":
                     console.print(f"[red]turn {result['status']}: {result.get('error', '')}[/]")
+            # The background subagent ends on its own; the server then starts a turn so the
+            # main agent can react to the notice.
+            await asyncio.wait_for(client.notified.wait(), 60)
+            client.end_stream()
             messages = await client.protocol.send_request_async(
                 "wave/session/messages", {"sessionId": session["sessionId"]}
             )
@@ -219,6 +250,7 @@ async def run_demo(console: Console) -> int:
                 f"messages in the transcript: {len(messages['messages'])}\n"
                 f"tool calls: {client.tool_calls}; permission prompts: {len(client.permissions)}\n"
                 f"subagent delegations: {', '.join(client.delegations) or 'none'}\n"
+                f"kept worktrees: {len(client.worktrees)}\n"
                 f"tokens: {tokens}\n"
                 f"git diff --stat:\n{diff.strip() or '(no changes)'}",
                 title="what happened",

@@ -20,6 +20,11 @@ PROJECT_FILES = {
 FIX_MESSAGE = "The add function in calc.py is broken. Please find the bug, fix it and check it."
 EXPLORE_MESSAGE = "[@agent:Explore] where are the tests for the calculator?"
 EXPLORE_TASK = "Find the test files for calc.py and list the functions they test."
+ISOLATED_MESSAGE = "Add a sub function to calc.py, but in an isolated worktree so I can review it."
+ISOLATED_TASK = "In calc.py, add a function sub(a, b) that returns a - b, below add."
+BACKGROUND_MESSAGE = "Run the tests in the background; tell me when they are done."
+BACKGROUND_TASK = "Run the calculator tests and report how many pass."
+TESTS = "python3 -c 'import test_calc as t; t.test_add(); t.test_mul(); print(\"2 passed\")'"
 CHECK = (
     "python3 -c 'import calc; assert calc.add(2, 3) == 5; print(\"add(2, 3) =\", calc.add(2, 3))'"
 )
@@ -103,6 +108,84 @@ def demo_script() -> dict[str, Any]:
                         "content": "The tests are in `test_calc.py`: `test_add` and `test_mul`.",
                         **slow,
                     },
+                ],
+            },
+            {
+                "match": ISOLATED_MESSAGE,
+                "steps": [
+                    {
+                        "content": "I'll have a subagent do it in its own worktree.",
+                        "tool_calls": [
+                            call(
+                                "Agent",
+                                description="Add sub() in a worktree",
+                                prompt=ISOLATED_TASK,
+                                subagent_type="general-purpose",
+                                isolation="worktree",
+                            )
+                        ],
+                        **slow,
+                    },
+                    {
+                        "content": "Done: `sub` was added on its own branch, shown above; your "
+                        "working tree is untouched. Review it and merge when you like.",
+                        **slow,
+                    },
+                ],
+            },
+            {
+                "match": ISOLATED_TASK,
+                "steps": [
+                    {
+                        "tool_calls": [
+                            call(
+                                "Edit",
+                                file_path="calc.py",
+                                old_string="def mul(a, b):",
+                                new_string="def sub(a, b):\n    return a - b\n\n\ndef mul(a, b):",
+                            )
+                        ],
+                        "delay": 0.2,
+                    },
+                    {"content": "Added sub(a, b) to calc.py.", "delay": 0.2},
+                ],
+            },
+            {
+                "match": BACKGROUND_MESSAGE,
+                "steps": [
+                    {
+                        "tool_calls": [
+                            call(
+                                "Agent",
+                                description="Run the tests",
+                                prompt=BACKGROUND_TASK,
+                                subagent_type="test-runner",
+                                run_in_background=True,
+                            )
+                        ],
+                        **slow,
+                    },
+                    {
+                        "content": "The tests are running in the background; I'll tell you "
+                        "when they finish.",
+                        **slow,
+                    },
+                ],
+            },
+            {
+                "match": BACKGROUND_TASK,
+                "steps": [
+                    {
+                        "tool_calls": [call("Bash", command=TESTS, description="Run the tests")],
+                        "delay": 0.5,
+                    },
+                    {"content": "Both tests pass (2 passed).", "delay": 0.5},
+                ],
+            },
+            {
+                "match": "Both tests pass (2 passed).",
+                "steps": [
+                    {"content": "The background test run finished: both tests pass.", **slow},
                 ],
             },
             {

@@ -40,6 +40,18 @@ def progress_title(update: dict[str, Any]) -> str:
     return f"{kind}: {description}" if description else str(kind)
 
 
+def starts_background_run(update: dict[str, Any]) -> bool:
+    """The call that only starts a background run: its progress is the run's own block
+    (``details.background``), which lasts until the run ends."""
+    if (update.get("details") or {}).get("background"):
+        return False
+    try:
+        args = json.loads(update.get("arguments") or "{}")
+    except json.JSONDecodeError:
+        return False
+    return isinstance(args, dict) and args.get("run_in_background") is True
+
+
 class AgentProgress:
     """Maps ``Agent`` block updates of one server to ``$/progress`` notifications."""
 
@@ -53,7 +65,7 @@ class AgentProgress:
     def on_update(self, update: dict[str, Any]) -> None:
         if update.get("kind") != "toolBlock" or update.get("name") != AGENT_TOOL:
             return
-        if not self.enabled():
+        if not self.enabled() or starts_background_run(update):
             return
         token = TOKEN_PREFIX + str(update["toolCallId"])
         status = update.get("status")
