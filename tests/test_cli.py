@@ -129,4 +129,7 @@ def test_demo_runs_offline_and_delegates(home: Path) -> None:
     assert "Edit calc.py" in out and "allow" in out  # tools, permission prompts
     assert "subagent Explore: Find calculator tests" in out  # the delegation's progress
     assert "calc.py | 2" in out  # the fix is on disk
-    assert "turns: 2 (completed, completed)" in out
+    assert "turns: 4 (completed, completed, completed, completed)" in out
+    assert "Worktree kept:" in out and "kept worktrees: 1" in out  # the isolated delegation
+    assert "ended: the agent is told" in out  # the background run's notice
+    assert "The background test run finished" in out  # ... and the turn it started
