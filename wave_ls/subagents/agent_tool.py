@@ -130,13 +130,17 @@ class AgentTool:
             isolated=request["fork"]
             or request["isolation"] == "worktree"
             or bool(definition and definition.worktree_isolated),
+            # Only a fork nobody asked to isolate may fall back to running in place (WT-11).
+            in_place_fallback=request["fork"] and request["isolation"] is None,
             background=request["run_in_background"],
             timeout=None
             if request["run_in_background"]
             else request["timeout"] or self.host.foreground_timeout,
             report_worktree=not request["run_in_background"],
         )
-        details = details_of(args, new_instance_id())
+        # A fork ignores subagent_type: its block must not be titled as that subagent.
+        shown = {**args, "subagent_type": None} if request["fork"] else args
+        details = details_of(shown, new_instance_id())
         if delegation.background:
             return start_in_background(self.host, delegation, ctx, details, args)
         try:

@@ -88,6 +88,9 @@ class Delegation:
     # Append the worktree (or in-place) notes to the result text; background runs carry the
     # worktree summary in their notice instead.
     report_worktree: bool = True
+    # When no worktree can be made, run in place (saying so) instead of failing: only for a
+    # fork that was not explicitly asked for isolation (FORK-2); everything else fails (WT-11).
+    in_place_fallback: bool = False
 
 
 @dataclass
@@ -103,6 +106,13 @@ class SubagentRun:
 
 def new_instance_id() -> str:
     return "sub-" + secrets.token_hex(4)
+
+
+def owner_label(instance_id: str, details: dict[str, Any], session_id: str) -> str:
+    """Who made a worktree, as ``wave/worktrees/list`` shows it after a restart:
+    ``subagent sub-1a2b3c4d (coder) of session <id>``."""
+    kind = details.get("subagentType") or "fork"
+    return f"subagent {instance_id} ({kind})" + (f" of session {session_id}" if session_id else "")
 
 
 def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) -> AgentConfig:
@@ -174,13 +184,16 @@ async def run_delegation(
             workspace = await create_isolated_worktree(
                 ctx.cwd,
                 home=host.home,
-                owner=f"subagent {details.get('subagentType')}",
+                owner=owner_label(instance_id, details, ctx.session_id),
                 session_id=instance_id,
             )
         except IsolationError as exc:
-            if delegation.definition is not None:
+            if not delegation.in_place_fallback:
                 raise
-            notes.append(f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc}).")
+            note = f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc})."
+            notes.append(note)
+            # Background runs report through the details' summary (their notice), not the text.
+            details["worktree"] = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
     if workspace is not None:
         cwd, write_root = workspace.cwd, workspace.path
         services["isolated_worktree"] = workspace
