@@ -1,0 +1,340 @@
+"""What delegating to a subagent costs (no isolation), and how parallel subagents scale.
+
+A real ``wave-ls --stdio`` process and a plain pygls client; the offline model in its own
+process records when each request arrives (its ``time``, the same clock as ours).
+
+Overhead, zero-latency model: the main agent calls ``Agent`` once; the subagent makes one
+``Glob`` call, then answers. From the model's records:
+
+- launch: main request 1 arrives -> subagent request 1 arrives, minus the time the main
+  reply takes from the model server to a parsed response (measured by replaying that
+  request through a bare ``OpenAIModelClient`` and taking the model server's arrival time
+  of the replay to the end of ``complete``). What remains is ours: from the ``Agent`` call
+  being known to the subagent's first request reaching the model.
+- return: subagent's last request arrives -> main request 2 (carrying the tool result)
+  arrives, minus the reply time of the subagent's last request, measured the same way.
+
+Parallel, every model round takes 200 ms (``delay: 0.2`` on every step, main and subagent),
+2 rounds per subagent: ten ``Agent`` calls in one message vs one. The delegation phase runs
+from the first ``Agent`` block update to the last block's completion (as the client receives
+them); the whole turn is shown too.
+
+    .venv/bin/python benchmarks/bench_delegation.py [--quick] [--profile]
+
+``--profile`` also runs ten parallel subagents in-process (``AgentSession``, no model
+delay) under cProfile and prints the top by own time: where the server's CPU goes.
+
+Targets (issue 5): launch and return <= 20 ms each; ten in parallel within 1.3x of one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import cProfile
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import (
+    API_KEY,
+    MODEL,
+    SDK_PARTS,
+    BenchClient,
+    FakeModelProcess,
+    cpu_seconds,
+    figure,
+    heading,
+    listen_overflows,
+    model_script,
+    note,
+    parse_options,
+    print_profile,
+    print_shares,
+    run_async,
+    server_env,
+    system_of,
+    wave_server,
+    write_agent,
+)
+
+from wave_ls.runtime.core import ModelRequest
+from wave_ls.runtime.model_client import OpenAIModelClient
+
+GAP_TARGET_MS = 20.0
+PARALLEL_TARGET = 1.3
+SEND = "wave/chat/send"
+HELPER_SYSTEM = "bench helper"
+ROUND_DELAY = 0.2
+
+
+def agent_call(prompt: str) -> dict[str, Any]:
+    return {
+        "name": "Agent",
+        "arguments": {
+            "subagent_type": "bench-helper",
+            "description": "find files",
+            "prompt": prompt,
+        },
+    }
+
+
+def script() -> dict[str, Any]:
+    glob = {"name": "Glob", "arguments": {"pattern": "**/*.py"}}
+    delayed = {"delay": ROUND_DELAY}
+    routes: list[dict[str, Any]] = [
+        {
+            "match": "delegate-bench",
+            "steps": [
+                {"content": "", "tool_calls": [agent_call("helper-task: find the python files")]},
+                {"content": "The helper found them."},
+            ],
+        },
+        {
+            "match": "helper-task",
+            "system": HELPER_SYSTEM,
+            "steps": [{"content": "", "tool_calls": [glob]}, {"content": "Found 10 files."}],
+        },
+        {
+            "match": "par-task",
+            "system": HELPER_SYSTEM,
+            "steps": [
+                {"content": "", "tool_calls": [glob], **delayed},
+                {"content": "Found 10 files.", **delayed},
+            ],
+        },
+    ]
+    for count in (1, 10):
+        calls = [agent_call(f"par-task-{k}: find the python files") for k in range(count)]
+        routes.append(
+            {
+                "match": f"parallel-bench-{count}:",
+                "steps": [
+                    {"content": "", "tool_calls": calls, **delayed},
+                    {"content": "All helpers are done.", **delayed},
+                ],
+            }
+        )
+    return model_script(routes)
+
+
+async def new_session(client: BenchClient, project: Path) -> str:
+    session = await client.request("wave/session/new", {"cwd": str(project)})
+    return str(session["sessionId"])
+
+
+async def turn(client: BenchClient, session_id: str, text: str) -> float:
+    started = time.perf_counter()
+    result = await asyncio.wait_for(
+        client.request(SEND, {"sessionId": session_id, "text": text}), 120
+    )
+    if result["status"] != "completed":
+        raise RuntimeError(f"the turn {text!r} ended {result}")
+    return time.perf_counter() - started
+
+
+async def reply_seconds(model: FakeModelProcess, body: dict[str, Any], repeat: int = 5) -> float:
+    """From the model server having a request to a parsed response: the model's share."""
+    client = OpenAIModelClient(model.base_url, API_KEY)
+    request = ModelRequest(model=body["model"], messages=body["messages"], tools=body["tools"])
+    samples = []
+    for _ in range(repeat):
+        model.reset()
+        await client.complete(request, lambda _delta: None)
+        done = time.time()
+        samples.append(done - model.records()[0]["time"])
+    return statistics.median(samples)
+
+
+async def gaps(
+    client: BenchClient, model: FakeModelProcess, project: Path
+) -> tuple[float, float, float, float]:
+    """(launch, return) gaps of one delegation, raw and net, in seconds."""
+    session_id = await new_session(client, project)
+    model.reset()
+    await turn(client, session_id, "delegate-bench: find the python files")
+    records = model.records()
+    main = [r for r in records if HELPER_SYSTEM not in system_of(r["body"])]
+    sub = [r for r in records if HELPER_SYSTEM in system_of(r["body"])]
+    if len(main) != 2 or len(sub) != 2:
+        raise RuntimeError(f"unexpected requests: {len(main)} main, {len(sub)} subagent")
+    launch_raw = sub[0]["time"] - main[0]["time"]
+    return_raw = main[1]["time"] - sub[-1]["time"]
+    launch_reply = await reply_seconds(model, main[0]["body"])
+    return_reply = await reply_seconds(model, sub[-1]["body"])
+    return launch_raw, launch_raw - launch_reply, return_raw, return_raw - return_reply
+
+
+class ParallelRun:
+    """One turn with parallel subagents: wall time, delegation phase, server CPU."""
+
+    def __init__(self, wall: float, phase: float, cpu: float, requests: int) -> None:
+        self.wall, self.phase, self.cpu, self.requests = wall, phase, cpu, requests
+
+
+async def parallel(
+    client: BenchClient, model: FakeModelProcess, project: Path, count: int
+) -> ParallelRun | None:
+    """One turn with ``count`` parallel subagents; None when the offline model's listen queue
+    overflowed meanwhile (a connection then waits a second: not ours to measure)."""
+    session_id = await new_session(client, project)
+    client.clear()
+    model.reset()
+    overflows, cpu = listen_overflows(), cpu_seconds(client.pid)
+    wall = await turn(client, session_id, f"parallel-bench-{count}: find them all")
+    cpu = cpu_seconds(client.pid) - cpu
+    await asyncio.sleep(0.1)
+    if listen_overflows() != overflows:
+        return None
+    blocks = [
+        (t, u)
+        for t, u in client.updates
+        if u.get("sessionId") == session_id and u["kind"] == "toolBlock" and u["name"] == "Agent"
+    ]
+    done = [t for t, u in blocks if u["status"] in ("completed", "failed")]
+    failed = [u for _, u in blocks if u["status"] == "failed"]
+    if len(done) != count or failed:
+        raise RuntimeError(f"{len(done)} of {count} Agent blocks ended, {len(failed)} failed")
+    return ParallelRun(wall, max(done) - blocks[0][0], cpu, len(model.records()))
+
+
+async def parallel_runs(
+    client: BenchClient, model: FakeModelProcess, project: Path, count: int, repeats: int
+) -> tuple[list[ParallelRun], int]:
+    """``repeats`` clean runs (at most three times as many tries), and how many were dropped."""
+    runs: list[ParallelRun] = []
+    dropped = 0
+    for _ in range(repeats * 3):
+        run = await parallel(client, model, project, count)
+        if run is None:
+            dropped += 1
+        else:
+            runs.append(run)
+        if len(runs) == repeats:
+            break
+    if not runs:
+        raise RuntimeError("every run was disturbed by a listen-queue overflow")
+    return runs, dropped
+
+
+async def profile_parallel(model: FakeModelProcess, project: Path, home: Path) -> None:
+    from wave_ls.agents import AgentRegistry
+    from wave_ls.session import AgentSession
+
+    registry = AgentRegistry(home)
+    client = OpenAIModelClient(model.base_url, API_KEY)
+    undelayed = script()
+    for route in undelayed["routes"]:
+        for step in route["steps"]:
+            step.pop("delay", None)
+    model.set_script(undelayed)
+
+    def session() -> AgentSession:
+        return AgentSession(
+            cwd=project,
+            home=home,
+            model=MODEL,
+            client=client,
+            catalog=lambda: registry.load(project),
+            persist=False,
+        )
+
+    await session().send("parallel-bench-10: warm up")
+    heading("cProfile: ten parallel subagents in-process, zero-latency model (own time)")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    await session().send("parallel-bench-10: find them all")
+    profiler.disable()
+    model.set_script(script())
+    print_shares(profiler, SDK_PARTS)
+    print_profile(profiler, 15, "tottime")
+
+
+async def main() -> int:
+    options = parse_options(__doc__, profile=True)
+    repeats, parallel_repeats = (4, 2) if options.quick else (10, 3)
+    with (
+        tempfile.TemporaryDirectory(prefix="wave-bench-delegation-") as tmp,
+        FakeModelProcess(script()) as model,
+    ):
+        home, project = Path(tmp) / "home", Path(tmp) / "project"
+        home.mkdir()
+        (project / "src").mkdir(parents=True)
+        for index in range(10):
+            (project / "src" / f"m{index}.py").write_text(f"X = {index}\n")
+        write_agent(
+            project / ".wave" / "agents",
+            "bench-helper",
+            "Finds files for benchmarks.",
+            f"You are the {HELPER_SYSTEM}. Find what you are asked for and report it.",
+            "Glob, Grep, Read",
+        )
+        async with wave_server(server_env(home, **model.env()), root=project) as client:
+            heading("delegation overhead, no isolation, zero-latency model")
+            await gaps(client, model, project)  # warm-up: the first round loads the SDK
+            runs = [await gaps(client, model, project) for _ in range(repeats)]
+            launch_raw, launch, back_raw, back = (
+                statistics.median(r[i] * 1000 for r in runs) for i in range(4)
+            )
+            figure(
+                "launch: Agent call to the subagent's first model request",
+                launch,
+                "ms",
+                GAP_TARGET_MS,
+            )
+            note(f"median of {repeats}; {launch_raw:.1f} ms between the two requests' arrivals")
+            figure(
+                "return: subagent's last answer to the main agent's next request",
+                back,
+                "ms",
+                GAP_TARGET_MS,
+            )
+            note(f"median of {repeats}; {back_raw:.1f} ms between the two requests' arrivals")
+
+            heading(
+                f"parallel subagents, {ROUND_DELAY * 1000:.0f} ms per model round, 2 rounds each"
+            )
+            await parallel(client, model, project, 10)  # warm-up: opens the connections
+            ones, dropped_one = await parallel_runs(client, model, project, 1, parallel_repeats)
+            tens, dropped_ten = await parallel_runs(client, model, project, 10, parallel_repeats)
+            one_phase = statistics.median(r.phase for r in ones)
+            ten_phase = statistics.median(r.phase for r in tens)
+            one_wall = statistics.median(r.wall for r in ones)
+            ten_wall = statistics.median(r.wall for r in tens)
+            figure(
+                "ten parallel subagents vs one: delegation phase",
+                ten_phase / one_phase,
+                "x",
+                PARALLEL_TARGET,
+                note=f"{ten_phase * 1000:.0f} ms vs {one_phase * 1000:.0f} ms",
+            )
+            figure(
+                "ten parallel subagents vs one: whole turn",
+                ten_wall / one_wall,
+                "x",
+                note=f"{ten_wall * 1000:.0f} ms vs {one_wall * 1000:.0f} ms",
+            )
+            cpu_ms = statistics.median(r.cpu / r.requests * 1000 for r in tens)
+            figure(
+                "server CPU per model request during the ten-subagent turn",
+                cpu_ms,
+                "ms",
+                note=f"{tens[0].requests} requests a turn; CPU counted in 10 ms ticks",
+            )
+            note(
+                f"medians of {parallel_repeats} runs each"
+                + (
+                    f"; {dropped_one + dropped_ten} run(s) repeated: the offline model's listen "
+                    "queue (backlog 5) overflowed, delaying a connection by a second"
+                    if dropped_one + dropped_ten
+                    else ""
+                )
+            )
+        if options.profile:
+            await profile_parallel(model, project, home)
+    return 0
+
+
+if __name__ == "__main__":
+    run_async(main())
