@@ -42,14 +42,6 @@ isolation: worktree
 You are the coder.
 """
 
-PLAIN = """\
----
-name: plain
-description: Changes code where it is started.
----
-You are plain.
-"""
-
 SAFETY = "outside this agent's worktree"
 
 # The repository fixtures, found by pytest under these names.
