@@ -169,8 +169,11 @@ async def gaps(
 class ParallelRun:
     """One turn with parallel subagents: wall time, delegation phase, server CPU."""
 
-    def __init__(self, wall: float, phase: float, cpu: float, requests: int) -> None:
-        self.wall, self.phase, self.cpu, self.requests = wall, phase, cpu, requests
+    def __init__(
+        self, wall: float, phase: float, cpu: float, model_cpu: float, requests: int
+    ) -> None:
+        self.wall, self.phase, self.requests = wall, phase, requests
+        self.cpu, self.model_cpu = cpu, model_cpu
 
 
 async def parallel(
@@ -182,8 +185,10 @@ async def parallel(
     client.clear()
     model.reset()
     overflows, cpu = listen_overflows(), cpu_seconds(client.pid)
+    model_cpu = cpu_seconds(model.pid)
     wall = await turn(client, session_id, f"parallel-bench-{count}: find them all")
     cpu = cpu_seconds(client.pid) - cpu
+    model_cpu = cpu_seconds(model.pid) - model_cpu
     await asyncio.sleep(0.1)
     if listen_overflows() != overflows:
         return None
@@ -196,7 +201,7 @@ async def parallel(
     failed = [u for _, u in blocks if u["status"] == "failed"]
     if len(done) != count or failed:
         raise RuntimeError(f"{len(done)} of {count} Agent blocks ended, {len(failed)} failed")
-    return ParallelRun(wall, max(done) - blocks[0][0], cpu, len(model.records()))
+    return ParallelRun(wall, max(done) - blocks[0][0], cpu, model_cpu, len(model.records()))
 
 
 async def parallel_runs(
@@ -253,7 +258,7 @@ async def profile_parallel(model: FakeModelProcess, project: Path, home: Path) -
 
 async def main() -> int:
     options = parse_options(__doc__, profile=True)
-    repeats, parallel_repeats = (4, 2) if options.quick else (10, 3)
+    repeats, parallel_repeats = (4, 2) if options.quick else (10, 5)
     with (
         tempfile.TemporaryDirectory(prefix="wave-bench-delegation-") as tmp,
         FakeModelProcess(script()) as model,
@@ -316,12 +321,14 @@ async def main() -> int:
                 note=f"{ten_wall * 1000:.0f} ms vs {one_wall * 1000:.0f} ms",
             )
             cpu_ms = statistics.median(r.cpu / r.requests * 1000 for r in tens)
+            model_cpu_ms = statistics.median(r.model_cpu / r.requests * 1000 for r in tens)
             figure(
-                "server CPU per model request during the ten-subagent turn",
+                "wave-ls server CPU per model request during the ten-subagent turn",
                 cpu_ms,
                 "ms",
                 note=f"{tens[0].requests} requests a turn; CPU counted in 10 ms ticks",
             )
+            figure("  the offline model's CPU per request, for comparison", model_cpu_ms, "ms")
             note(
                 f"medians of {parallel_repeats} runs each"
                 + (

@@ -233,6 +233,11 @@ class FakeModelProcess:
         self._dir.cleanup()
 
     @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
+    @property
     def root_url(self) -> str:
         return self.base_url.removesuffix("/v1")
 
