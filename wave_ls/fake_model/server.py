@@ -84,6 +84,9 @@ class _State:
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # The default backlog of 5 overflows when ten subagents connect at once (one then waits
+    # a full second for the kernel's retry).
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], state: _State) -> None:
         super().__init__(address, _Handler)

@@ -14,7 +14,7 @@ import uuid
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
 
@@ -102,18 +102,19 @@ class OpenAIModelClient:
     ) -> ModelResponse:
         import openai
 
-        kwargs: dict[str, Any] = {}
+        # The body goes through ``extra_body`` verbatim: the SDK's own transform of
+        # ``messages``/``tools`` costs ~9 ms of CPU per round, growing with the history (it
+        # walked a 100-message request for ~35 ms), and our messages are already plain JSON.
+        # ``params`` travel the same way, so any server-specific parameter gets through.
+        body: dict[str, Any] = {"messages": request.messages, **request.params}
         if request.tools:
-            kwargs["tools"] = request.tools
-        if request.params:
-            # Passed verbatim, so that any server-specific parameter gets through.
-            kwargs["extra_body"] = dict(request.params)
+            body["tools"] = request.tools
         stream = await self._client().chat.completions.create(
             model=request.model,
-            messages=cast(Any, request.messages),
+            messages=[],  # replaced by extra_body["messages"]
             stream=True,
             stream_options={"include_usage": True},
-            **kwargs,
+            extra_body=body,
         )
         assembly = _Assembly()
         async with stream:  # closes the HTTP response on errors and cancellation
