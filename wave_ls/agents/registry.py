@@ -29,6 +29,10 @@ from wave_ls.agents.discovery import (
 from wave_ls.agents.parse import NAME_PATTERN, NAME_RULE, parse_agent_file
 
 RACY_WINDOW_NS = 2_000_000_000  # covers the coarsest common mtime granularity (FAT, HFS+)
+# Adding, deleting or renaming a file changes its directory's mtime and is seen at once; a
+# file edited in place is seen within this window (stat-ing 1,000 files at every completion
+# request was most of its latency).
+RECHECK_FILES_NS = 1_000_000_000
 _NAME_KEY = re.compile(r"^name\s*:", re.MULTILINE)
 
 Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode)
@@ -47,6 +51,8 @@ class _CachedDir:
     files: dict[str, _CachedFile]  # by file name, sorted
     generation: int  # changes whenever anything in the directory did
     problem: Problem | None = None  # the directory itself could not be listed
+    dir_stamp: tuple[int, int] | None = None  # the directory's (mtime, inode) when scanned
+    scanned_ns: int = 0
 
 
 class AgentRegistry:
@@ -114,6 +120,14 @@ class AgentRegistry:
         """Bring the cache of one directory up to date with the disk."""
         now = time.time_ns()
         old = self._dirs.get(agent_dir) or _CachedDir({}, 0)
+        dir_stamp = _dir_stamp(agent_dir.directory)
+        if (
+            dir_stamp is not None
+            and dir_stamp == old.dir_stamp
+            and now - old.scanned_ns < RECHECK_FILES_NS
+            and not any(entry.racy for entry in old.files.values())
+        ):
+            return old
         listing, problem = _list_md(agent_dir.directory)
         files: dict[str, _CachedFile] = {}
         changed = problem != old.problem or [n for n, _ in listing] != list(old.files)
@@ -143,9 +157,9 @@ class AgentRegistry:
             changed = True
         if changed:
             self._generation += 1
-            fresh = _CachedDir(files, self._generation, problem)
+            fresh = _CachedDir(files, self._generation, problem, dir_stamp, now)
         else:
-            fresh = _CachedDir(files, old.generation, old.problem)
+            fresh = _CachedDir(files, old.generation, old.problem, dir_stamp, now)
         self._dirs[agent_dir] = fresh
         return fresh
 
@@ -161,6 +175,14 @@ class AgentRegistry:
         match = _NAME_KEY.search(text)
         name_line = text.count("\n", 0, match.start()) + 1 if match else None
         return ParsedFile(path, defn, tuple(problems), name_line)
+
+
+def _dir_stamp(directory: Path) -> tuple[int, int] | None:
+    try:
+        st = directory.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ino
 
 
 def _list_md(directory: Path) -> tuple[list[tuple[str, Path]], Problem | None]:
