@@ -136,6 +136,8 @@ class AgentSession:
         self._lock = asyncio.Lock()
         self._waking: asyncio.Task[None] | None = None
         self._turn_reason = ""
+        self._user_waiting = False  # a message waits for the session's own turn to end
+        self._closed = False
 
     def conversation_sink_emit(self, event: Any) -> None:
         self.conversation.sink.emit(event)
@@ -160,30 +162,40 @@ class AgentSession:
     async def send(self, text: str) -> TurnResult:
         """Run one turn for the user's ``text``.
 
-        Raises ``SessionBusy`` while a turn the user started is running; a turn the session
-        started itself for task notices is waited for instead.
+        A turn the session started itself for task notices is waited for: the message is
+        queued behind it. ``SessionBusy`` while a turn the user started is running, or while
+        another message already waits.
         """
-        if self._lock.locked() and self._turn_reason != "notification":
+        if self._lock.locked() and (self._turn_reason != "notification" or self._user_waiting):
             raise SessionBusy(f"session {self.id} is still answering the previous message")
-        async with self._lock:
+        self._user_waiting = True
+        try:
+            await self._lock.acquire()
+        finally:
+            self._user_waiting = False
+        try:
             self._turn_reason = "user"
-            try:
-                return await self.conversation.run_turn(self.user_messages(text))
-            finally:
-                self._turn_reason = ""
-                if self.tasks.pending_notices:
-                    self._wake_soon()
+            return await self.conversation.run_turn(self.user_messages(text))
+        finally:
+            self._turn_reason = ""
+            self._lock.release()
+            if self.tasks.pending_notices:
+                self._wake_soon()
 
     def _wake_soon(self) -> None:
         """Let the main agent react to task notices: a running turn takes them at its next
         round; an idle session starts a turn of its own."""
+        if self._closed:
+            return
         if self._waking is None or self._waking.done():
             self._waking = asyncio.get_running_loop().create_task(self._wake())
 
     async def _wake(self) -> None:
         await asyncio.sleep(0)  # a turn that is running takes the notices first
-        while self.tasks.pending_notices and not self._lock.locked():
+        while self.tasks.pending_notices and not self._lock.locked() and not self._closed:
             async with self._lock:
+                if not self.tasks.pending_notices:  # a message queued first has taken them
+                    return
                 self._turn_reason = "notification"
                 try:
                     await self.conversation.run_turn([])
@@ -201,7 +213,9 @@ class AgentSession:
         self.tasks.on_change(callback)
 
     async def close(self) -> None:
-        """Stop every background task (their stop rules run) and any pending wake-up."""
+        """Stop every background task (their stop rules run) and any pending wake-up; the
+        notices of the stopped tasks start no turn."""
+        self._closed = True
         if self._waking is not None:
             self._waking.cancel()
         await self.tasks.stop_all()
