@@ -109,10 +109,14 @@ class AgentTool:
 
     def __init__(self, host: SubagentHost) -> None:
         self.host = host
+        self._described: tuple[AgentCatalog, str] | None = None
 
     @property
     def description(self) -> str:
-        return agent_tool_description(self.host.catalog())
+        catalog = self.host.catalog()  # the same object while nothing changed on disk
+        if self._described is None or self._described[0] is not catalog:
+            self._described = (catalog, agent_tool_description(catalog))
+        return self._described[1]
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = validate(args)
