@@ -166,7 +166,7 @@ class AgentSession:
         queued behind it. ``SessionBusy`` while a turn the user started is running, or while
         another message already waits.
         """
-        if self._lock.locked() and (self._turn_reason != "notification" or self._user_waiting):
+        if self._user_waiting or (self._lock.locked() and self._turn_reason != "notification"):
             raise SessionBusy(f"session {self.id} is still answering the previous message")
         self._user_waiting = True
         try:
