@@ -335,11 +335,6 @@ async def test_background_bash_notifies_when_it_ends(
     assert "<result>build started\nbuild finished</result>" in notice
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Bash's run_in_background result gives the task id but not its output file "
-    "(wave_ls/runtime/tools/bash.py)",
-)
 async def test_background_bash_result_names_its_output_file(home: Path, project: Path) -> None:
     # BG-1 (reference: "a unique task id and the path of the live output file at once")
     tasks = BackgroundTasks("s1", home)

@@ -98,6 +98,9 @@ async def test_stopping_mid_tool_kills_the_command_and_applies_the_worktree_rule
         assert f"<task-id>{dirty_id}</task-id>" in notice
         assert "<status>stopped</status>" in notice
         assert "<result>Stopped with TaskStop.</result>" in notice
+        # What the stopped run cost so far: its tokens and its two tool calls (Write, Bash).
+        usage = notice.split("<usage>")[1].split("</usage>")[0]
+        assert "tool_uses: 2" in usage and "total_tokens: 0" not in usage
         assert f"<worktree>Worktree kept: {dirty_tree} on branch" in notice
         assert "1 changed file" in notice
         # Kept: the folder with the change, and its branch.

@@ -600,11 +600,6 @@ async def test_session_worktree_and_subagents_started_from_it(
     assert snapshot(repo) == before and porcelain(repo) == ""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="wave_ls/session.py builds the system prompt from the original cwd before the "
-    "session enters its worktree (see the helper's report); remove this marker when fixed",
-)
 async def test_a_session_started_in_a_worktree_tells_the_model_where_it_works(
     fake_model: FakeModelServer, home: Path, cloned_repo: ClonedRepo
 ) -> None:

@@ -149,9 +149,14 @@ class Shells:
     def __init__(self) -> None:
         self.started: list[tuple[str, Path, str]] = []
 
-    async def start_shell(self, command: str, cwd: Path, description: str) -> str:
+    async def start_shell(
+        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
+    ) -> str:
         self.started.append((command, cwd, description))
         return "bash-1"
+
+    def output_file(self, task_id: str) -> Path:
+        return Path("/tmp/tasks") / f"{task_id}.output"
 
 
 async def test_run_in_background_uses_the_service(ctx: ToolContext) -> None:
@@ -162,3 +167,4 @@ async def test_run_in_background_uses_the_service(ctx: ToolContext) -> None:
     )
     assert shells.started == [("npm run dev", ctx.cwd, "Start dev")]
     assert "bash-1" in result.content
+    assert "/tmp/tasks/bash-1.output" in result.content

@@ -208,6 +208,8 @@ class AgentSession:
         """The session entered or left a worktree: its tools run there from now on."""
         context = self.conversation.context
         self.conversation.context = dataclasses.replace(context, cwd=cwd, write_root=write_root)
+        if not self.conversation.messages:  # nothing said yet: the prompt names where it works
+            self.conversation.config.system_prompt = main_system_prompt(cwd)
 
     def task_changed(self, callback: Callable[[TaskInfo], None]) -> None:
         self.tasks.on_change(callback)

@@ -81,15 +81,11 @@ def start_in_background(
             block(handle.task_id, "failed", "Failed", str(exc))
             return SubagentOutcome("failed", f"Agent delegation failed: {exc}")
         except asyncio.CancelledError:
-            handle.record(worktree_summary=worktree_summary(details))
+            handle.record(usage=usage_of(details), worktree_summary=worktree_summary(details))
             block(handle.task_id, "failed", "Stopped")
             raise
         result = done.result
-        usage = {
-            "total_tokens": done.usage.total_tokens,
-            "tool_uses": done.tool_calls,
-            "duration_ms": done.duration_ms,
-        }
+        usage = usage_of(details)
         handle.record(usage=usage, worktree_summary=worktree_summary(details))
         block(
             handle.task_id,
@@ -121,6 +117,15 @@ def start_in_background(
         "Use TaskOutput to read its progress and TaskStop to stop it."
     )
     return ToolResult(text, short_result=f"Background task {info.task_id}", details=dict(details))
+
+
+def usage_of(details: dict[str, Any]) -> dict[str, Any]:
+    """The usage a task notice reports, from the run's details."""
+    return {
+        "total_tokens": details.get("totalTokens", 0),
+        "tool_uses": details.get("toolCalls", 0),
+        "duration_ms": details.get("durationMs", 0),
+    }
 
 
 def worktree_summary(details: dict[str, Any]) -> str | None:

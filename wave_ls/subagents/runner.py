@@ -226,6 +226,12 @@ async def run_delegation(
         error = f"{type(exc).__name__}: {exc}"
     finally:
         bridge.cleanup()
+        # What it cost so far, also when it was stopped (a stopped run's notice reports it).
+        details.update(
+            totalTokens=conversation.usage.total_tokens,
+            toolCalls=bridge.tracker.tool_calls,
+            durationMs=bridge.tracker.duration_ms(),
+        )
         if workspace is not None:
             ended = await finish_isolated_worktree(workspace)
             details["worktree"] = {**details["worktree"], **ended.to_json()}
@@ -235,9 +241,6 @@ async def run_delegation(
     details.update(
         status="failed" if result.is_error else "completed",
         error=error,
-        totalTokens=conversation.usage.total_tokens,
-        toolCalls=tracker.tool_calls,
-        durationMs=tracker.duration_ms(),
         summary=tracker.summary("Failed" if result.is_error else "Done"),
     )
     if notes and delegation.report_worktree:

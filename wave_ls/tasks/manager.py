@@ -217,6 +217,11 @@ class BackgroundTasks:
 
     # ------------------------------------------------------------------ reading
 
+    def output_file(self, task_id: str) -> Path | None:
+        """Where a task's output is written (None for an unknown task)."""
+        info = self.get(task_id)
+        return info.output_file if info is not None else None
+
     def get(self, task_id: str) -> TaskInfo | None:
         entry = self._entries.get(task_id)
         return entry.info if entry else None

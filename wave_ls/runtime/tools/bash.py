@@ -49,8 +49,14 @@ when the session offers background tasks."""
 class BackgroundShells(Protocol):
     """What ``ctx.services["background"]`` must offer for ``run_in_background``."""
 
-    async def start_shell(self, command: str, cwd: Path, description: str) -> str:
+    async def start_shell(
+        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
+    ) -> str:
         """Start ``command``; return its task id."""
+        ...
+
+    def output_file(self, task_id: str) -> Path | None:
+        """Where the task's output is being written."""
         ...
 
 
@@ -258,10 +264,15 @@ class BashTool:
                 "run_in_background is not available yet in this session; run the command "
                 "without it (with a timeout), or start it detached yourself"
             )
-        task_id = await shells.start_shell(command, ctx.cwd, description or "")
+        task_id = await shells.start_shell(
+            command, ctx.cwd, description or "", tool_call_id=ctx.tool_call_id
+        )
+        output_file = shells.output_file(task_id)
         return ToolResult(
             f"Command started in the background with ID: {task_id}. "
-            "Read its output with TaskOutput and stop it with TaskStop.",
+            f"Output is being written to: {output_file}. "
+            "Read its output with TaskOutput and stop it with TaskStop; you will get a "
+            "<task-notification> when it ends.",
             short_result=f"{_label(command, description)}: started in background ({task_id})",
-            details={"taskId": task_id},
+            details={"taskId": task_id, "outputFile": str(output_file)},
         )
