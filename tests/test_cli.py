@@ -133,3 +133,43 @@ def test_demo_runs_offline_and_delegates(home: Path) -> None:
     assert "Worktree kept:" in out and "kept worktrees: 1" in out  # the isolated delegation
     assert "ended: the agent is told" in out  # the background run's notice
     assert "The background test run finished" in out  # ... and the turn it started
+
+
+def test_run_waits_for_background_work_and_answers_after_it(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # BG-1 / FAIL-4 in print mode: the run ends only after the agent heard back.
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "count in the background",
+                    reply(
+                        "",
+                        call(
+                            "Agent",
+                            {
+                                "description": "Count files",
+                                "prompt": "COUNT TASK",
+                                "subagent_type": "general-purpose",
+                                "run_in_background": True,
+                            },
+                        ),
+                    ),
+                    reply("Started."),
+                ),
+                route("COUNT TASK", reply("There are 2 files.", delay=0.5)),
+                route("There are 2 files.", reply("The background count says 2 files.")),
+            ]
+        }
+    )
+    prompt = "count in the background"
+    done = wave_ls("run", prompt, "--cwd", str(project), env=server_env(home, fake_model.base_url))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "The background count says 2 files.\n"
+    notices = [
+        m["content"]
+        for m in fake_model.chat_bodies()[-1]["messages"]
+        if m["role"] == "user" and "<task-notification>" in m["content"]
+    ]
+    assert len(notices) == 1 and "There are 2 files." in notices[0]

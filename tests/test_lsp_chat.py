@@ -89,7 +89,7 @@ async def test_cancel_mid_stream_leaves_the_session_usable(
             "wave/chat/send", {"sessionId": sid, "text": "tell me a long story"}
         )
         await client.wait_update(lambda u: u["kind"] == "assistantDelta")
-        client.cancel_request(msg_id)
+        client.send_cancel(msg_id)
         ended = await client.wait_update(lambda u: u["kind"] == "turnEnded")
         assert ended["status"] == "cancelled"
         assert (await send)["status"] == "cancelled"
@@ -122,7 +122,7 @@ async def test_cancel_mid_tool_kills_the_command(
                 break
             await asyncio.sleep(0.05)
         pid = int((project / "pid.txt").read_text())
-        client.cancel_request(msg_id)
+        client.send_cancel(msg_id)
         ended = await client.wait_update(lambda u: u["kind"] == "turnEnded")
         assert ended["status"] == "cancelled"
         assert (await send)["status"] == "cancelled"

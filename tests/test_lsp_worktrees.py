@@ -16,8 +16,6 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.support import git_repos
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.git_repos import (
@@ -651,7 +649,7 @@ async def test_stopping_a_turn_applies_the_keep_remove_rule(
             if all(len(bodies_for(fake_model, t)) == 2 for t in ("DIRTY TASK", "CLEAN TASK")):
                 break
             await asyncio.sleep(0.05)
-        client.cancel_request(msg_id)
+        client.send_cancel(msg_id)
         assert (await sending)["status"] == "cancelled"
         [pwd] = last_results(bodies_for(fake_model, "CLEAN TASK")[1])
         clean = Path(pwd.strip())

@@ -214,6 +214,17 @@ class AgentSession:
     def task_changed(self, callback: Callable[[TaskInfo], None]) -> None:
         self.tasks.on_change(callback)
 
+    async def wait_idle(self, poll: float = 0.05) -> None:
+        """Wait until no background task runs and the agent has answered every notice
+        (what a one-shot ``wave-ls run`` does before it exits)."""
+        while (
+            self.tasks.has_running
+            or self.tasks.pending_notices
+            or self._lock.locked()
+            or (self._waking is not None and not self._waking.done())
+        ):
+            await asyncio.sleep(poll)
+
     async def close(self) -> None:
         """Stop every background task (their stop rules run) and any pending wake-up; the
         notices of the stopped tasks start no turn."""

@@ -27,10 +27,10 @@ CLIENTS = ("visual-studio-code", "neovim")
 class WaveClientProtocol(LanguageClientProtocol):
     """Keeps ``wave/*`` payloads as plain JSON, as a real client sees them."""
 
-    def get_message_type(self, method: str) -> type[Any] | None:
+    def get_message_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         return wave_message_type(method) or super().get_message_type(method)
 
-    def get_result_type(self, method: str) -> type[Any] | None:
+    def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         return wave_result_type(method) or super().get_result_type(method)
 
 
@@ -68,7 +68,7 @@ class WaveClient(LanguageClient):
         future = self.protocol.send_request(method, params, msg_id=msg_id)
         return msg_id, asyncio.wrap_future(future)
 
-    def cancel_request(self, msg_id: str) -> None:
+    def send_cancel(self, msg_id: str) -> None:
         """What an editor does when the user stops a turn: ``$/cancelRequest``."""
         self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
 
@@ -131,7 +131,13 @@ async def wave_client(
                 root_uri=from_fs_path(str(root)) if root else None,
             )
         )
-        yield client
+        try:
+            yield client
+        except BaseException:
+            # A failed test must not leave the server waiting for an exit that never comes.
+            if client._server and client._server.returncode is None:
+                client._server.kill()
+            raise
         if client._server and client._server.returncode is None and not client.stopped:
             await asyncio.wait_for(client.shutdown_session(), 20)
     finally:

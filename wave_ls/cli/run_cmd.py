@@ -29,12 +29,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import asyncio
+    import dataclasses
     import sys
     from pathlib import Path
 
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
-    from wave_ls.runtime.loop import TurnResult
+    from wave_ls.runtime.loop import TurnResult, last_assistant_text
     from wave_ls.runtime.model_client import OpenAIModelClient
     from wave_ls.runtime.settings import RuntimeSettings
     from wave_ls.session import AgentSession
@@ -70,7 +71,12 @@ def run(args: argparse.Namespace) -> int:
                 print(
                     f"wave-ls run: in worktree {entered.path} ({entered.branch})", file=sys.stderr
                 )
-            return await session.send(args.prompt)
+            result = await session.send(args.prompt)
+            # Background runs go on after the turn: wait for them and for the agent's
+            # answer to their notices, which is then the final answer.
+            await session.wait_idle()
+            last = last_assistant_text(session.messages)
+            return dataclasses.replace(result, text=last) if last else result
         finally:
             await session.close()
 

@@ -294,3 +294,11 @@ class Conversation:
         self.sink.emit(MessagesChanged(list(self.messages)))
         self.sink.emit(TurnEnded(result.status, result.text, result.error))
         return result
+
+
+def last_assistant_text(messages: Sequence[Message]) -> str | None:
+    """The text of the last assistant message that has any."""
+    for message in reversed(messages):
+        if message.role == "assistant" and message.content.strip():
+            return message.content
+    return None

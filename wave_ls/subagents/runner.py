@@ -35,7 +35,7 @@ from wave_ls.runtime.core import (
     ToolResult,
     Usage,
 )
-from wave_ls.runtime.loop import AgentConfig, Conversation
+from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.tools import builtin_tools
@@ -261,10 +261,3 @@ def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:
         return ToolResult(text)
     reason = error or "the subagent returned no text"
     return ToolResult(DELEGATION_FAILED.format(reason=reason), is_error=True)
-
-
-def last_assistant_text(messages: Sequence[Message]) -> str | None:
-    for message in reversed(messages):
-        if message.role == "assistant" and message.content.strip():
-            return message.content
-    return None
