@@ -12,20 +12,22 @@ import logging
 import os
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from wave_ls import __version__
-from wave_ls.agents import AgentRegistry
-from wave_ls.chat_input.workspace_files import WorkspaceFiles
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry
+
+if TYPE_CHECKING:  # imported on first use: start-up must stay fast
+    from wave_ls.agents import AgentRegistry
+    from wave_ls.chat_input.workspace_files import WorkspaceFiles
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +42,7 @@ class WaveServer(LanguageServer):
         self.home = Path.home()
         self.root: Path = Path.cwd()
         self.sessions = SessionRegistry()
-        self.agents = AgentRegistry(self.home)
+        self._agents: AgentRegistry | None = None
         self.files: dict[Path, WorkspaceFiles] = {}
         self.agent_progress = AgentProgress(
             lambda: self.work_done_progress, lambda: self.supports_progress
@@ -83,8 +85,19 @@ class WaveServer(LanguageServer):
         task.add_done_callback(done)
         return task
 
+    @property
+    def agents(self) -> AgentRegistry:
+        """The subagent definitions (every session and request shares one cache)."""
+        if self._agents is None:
+            from wave_ls.agents import AgentRegistry
+
+            self._agents = AgentRegistry(self.home)
+        return self._agents
+
     def workspace_files(self, cwd: Path) -> WorkspaceFiles:
         """The cached file list of a folder, for ``@`` completion."""
+        from wave_ls.chat_input.workspace_files import WorkspaceFiles
+
         if cwd not in self.files:
             self.files[cwd] = WorkspaceFiles(cwd)
         return self.files[cwd]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pygls.exceptions import JsonRpcInvalidParams
 
 from wave_ls.server.updates import SessionUpdateSink
-from wave_ls.session import AgentSession
+
+if TYPE_CHECKING:
+    from wave_ls.session import AgentSession
 
 
 class SessionRegistry:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
@@ -15,8 +15,9 @@ from wave_ls.server.app import WaveServer
 from wave_ls.server.params import existing_dir, field, require_object, required_str
 from wave_ls.server.permission_prompt import LspPermissionAsker
 from wave_ls.server.updates import SessionUpdateSink
-from wave_ls.session import AgentSession, SessionBusy, resume_messages
-from wave_ls.worktrees.isolation import IsolationError
+
+if TYPE_CHECKING:  # the runtime is imported at the first session, not at start-up
+    from wave_ls.session import AgentSession
 
 SESSION_NEW = "wave/session/new"
 CHAT_SEND = "wave/chat/send"
@@ -46,6 +47,8 @@ def open_session(
     """Create (or re-create from its transcript) a session and wire it to the client."""
     session_id = session_id or uuid.uuid4().hex
     sink = SessionUpdateSink(session_id, ls.notify, on_sent=ls.agent_progress.on_update)
+    from wave_ls.session import AgentSession
+
     session = AgentSession(
         cwd=cwd,
         home=ls.home,
@@ -66,6 +69,9 @@ def open_session(
 def register(server: WaveServer) -> None:
     @server.feature(SESSION_NEW)
     async def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
+        from wave_ls.session import resume_messages
+        from wave_ls.worktrees.isolation import IsolationError
+
         p = require_object(params, SESSION_NEW)
         mode = field(p, "permissionMode", str, SESSION_NEW) or ls.settings.permission_mode
         if mode not in PERMISSION_MODES:
@@ -111,6 +117,8 @@ def register(server: WaveServer) -> None:
 
     @server.feature(CHAT_SEND)
     async def chat_send(ls: WaveServer, params: Any) -> dict[str, Any]:
+        from wave_ls.session import SessionBusy
+
         p = require_object(params, CHAT_SEND)
         registry = ls.sessions
         session = registry.get(required_str(p, "sessionId", CHAT_SEND), CHAT_SEND)
@@ -139,6 +147,8 @@ def register(server: WaveServer) -> None:
 
     @server.feature(SESSION_MESSAGES)
     def session_messages(ls: WaveServer, params: Any) -> dict[str, Any]:
+        from wave_ls.session import resume_messages
+
         p = require_object(params, SESSION_MESSAGES)
         session_id = required_str(p, "sessionId", SESSION_MESSAGES)
         session = ls.sessions.sessions.get(session_id)
