@@ -175,7 +175,8 @@ async def test_unknown_or_missing_type_lists_the_available_subagents(
 async def test_explore_runs_in_isolation_with_its_tools(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
-    # BI-1, BI-3, EXP-1, EXP-2, EXP-3, EXP-4, EXP-5, CTX-1, CTX-3, ACT-1..4, PLAN-RO-1, PLAN-RO-2
+    # BI-1, BI-3, EXP-1, EXP-2, EXP-3, EXP-4, EXP-5, CTX-1, CTX-3, PLAN-RO-1, PLAN-RO-2,
+    # ACT-1, ACT-2, ACT-3, ACT-4
     (project / "AGENTS.md").write_text("PROJECT MEMORY: use tabs\n")
     task = "Find where answer is defined."
     fake_model.set_script(
@@ -228,7 +229,7 @@ async def test_explore_runs_in_isolation_with_its_tools(
     main_last = fake_model.chat_bodies()[-1]
     assert tool_results(main_last) == ["answer is defined in src/app.py"]
     assert "PROJECT MEMORY" in str(main_last["messages"])
-    # ACT-1..4: one progress for the delegation.
+    # ACT-1 (live shortResult), ACT-2 (latest tool), ACT-4 (totals at the end); ACT-3 above.
     tokens = [t for t in client.progress_reports if str(t).startswith("wave/agent/")]
     assert len(tokens) == 1
     reports = client.progress_reports[tokens[0]]
@@ -558,3 +559,26 @@ async def test_plan_mode_end_to_end(fake_model: FakeModelServer, home: Path, pro
     assert (
         plan_prompt is not None and "Critical Files for Implementation" in plan_prompt.system_prompt
     )
+
+
+async def test_a_tag_picked_in_one_session_works_in_another(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # MENTION-8, the server's half: the tag is plain text, so a draft carried over to another
+    # session (the editor keeps drafts) still brings the reminder there. The draft itself
+    # lives in the client (VS Code extension, a later wave).
+    write_agents(project, **{"test-runner": TEST_RUNNER})
+    fake_model.set_script({"routes": [route("carry over", reply("ok"))]})
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        first = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        second = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        items = await client.request(
+            "wave/chatInput/completion", {"sessionId": first, "text": "@test-r"}
+        )
+        tag = next(i["insertText"] for i in items["items"] if i["label"] == "test-runner")
+        text = f"{tag} carry over"
+        await client.request("wave/chat/send", {"sessionId": second, "text": text})
+        history = await client.request("wave/session/messages", {"sessionId": second})
+    assert history["messages"][0]["content"] == "[@agent:test-runner] carry over"
+    users = [m["content"] for m in fake_model.chat_bodies()[0]["messages"] if m["role"] == "user"]
+    assert any("<system-reminder>" in u and "subagent_type=test-runner" in u for u in users)
