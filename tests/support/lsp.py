@@ -44,6 +44,8 @@ class WaveClient(LanguageClient):
         self.update_waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[Any]]] = []
         self.permission_answer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
         self.permission_requests: list[dict[str, Any]] = []
+        self.editor_lsp_answer: Callable[[dict[str, Any]], Any] | None = None
+        self.editor_lsp_requests: list[dict[str, Any]] = []
 
         @self.feature(UPDATE)
         def on_update(params: dict[str, Any]) -> None:
@@ -58,6 +60,11 @@ class WaveClient(LanguageClient):
             if self.permission_answer is None:
                 return {"allowed": False, "message": "no answer configured"}
             return self.permission_answer(params)
+
+        @self.feature("wave/editor/lsp")
+        def on_editor_lsp(params: dict[str, Any]) -> Any:
+            self.editor_lsp_requests.append(params)
+            return self.editor_lsp_answer(params) if self.editor_lsp_answer else None
 
     async def request(self, method: str, params: Any) -> Any:
         return await self.protocol.send_request_async(method, params)
@@ -100,11 +107,12 @@ def server_env(home: Path, base_url: str | None = None, **extra: str) -> dict[st
 
 
 def capabilities(
-    client_name: str = "visual-studio-code", *, permission: bool = False
+    client_name: str = "visual-studio-code", *, permission: bool = False, editor_lsp: bool = False
 ) -> types.ClientCapabilities:
     caps = client_capabilities(client_name)
-    if permission:
-        caps.experimental = {"wave": {"permissionRequest": True}}
+    wave = {"permissionRequest": permission, "editorLsp": editor_lsp}
+    if any(wave.values()):
+        caps.experimental = {"wave": wave}
     return caps
 
 

@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
 from wave_ls.runtime.transcript import valid_session_id
 from wave_ls.server.app import WaveServer
+from wave_ls.server.editor_lsp import editor_lsp_for
 from wave_ls.server.params import existing_dir, field, require_object, required_str
 from wave_ls.server.permission_prompt import LspPermissionAsker
 from wave_ls.server.updates import SessionUpdateSink
@@ -45,10 +46,11 @@ def open_session(
     messages: list[Message] | None = None,
 ) -> AgentSession:
     """Create (or re-create from its transcript) a session and wire it to the client."""
-    session_id = session_id or uuid.uuid4().hex
-    sink = SessionUpdateSink(session_id, ls.notify, on_sent=ls.agent_progress.on_update)
     from wave_ls.session import AgentSession
 
+    session_id = session_id or uuid.uuid4().hex
+    sink = SessionUpdateSink(session_id, ls.notify, on_sent=ls.agent_progress.on_update)
+    editor = editor_lsp_for(ls, session_id)
     session = AgentSession(
         cwd=cwd,
         home=ls.home,
@@ -60,6 +62,7 @@ def open_session(
         asker=LspPermissionAsker(ls, lambda: session_id),
         messages=messages or [],
         catalog=lambda: ls.agents.load(cwd),
+        services={"lsp": editor} if editor else None,
     )
     session.task_changed(lambda info: sink.push({"kind": "task", "task": info.to_json()}))
     ls.sessions.add(session, sink)
