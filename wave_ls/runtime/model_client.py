@@ -302,16 +302,24 @@ def _chunk_error(error: Any) -> str:
     return str(error)
 
 
-def httpx_timeout_errors() -> tuple[type[BaseException], ...]:
-    import httpx2
+def _httpx() -> Any:
+    """The HTTP library under the SDK: ``httpx2`` for openai 3, ``httpx`` before."""
+    try:
+        import httpx2
 
-    return (httpx2.TimeoutException,)
+        return httpx2
+    except ImportError:  # an older openai SDK
+        import httpx
+
+        return httpx
+
+
+def httpx_timeout_errors() -> tuple[type[BaseException], ...]:
+    return (_httpx().TimeoutException,)
 
 
 def httpx_transport_errors() -> tuple[type[BaseException], ...]:
-    import httpx2
-
-    return (httpx2.TransportError,)
+    return (_httpx().TransportError,)
 
 
 def _server_message(error: openai.APIError) -> str:
