@@ -14,6 +14,13 @@ from pathlib import Path
 import pytest
 from dulwich import porcelain
 
+from tests.support.git_repos import (
+    branches,
+    commit_all,
+    git,
+    isolate_git_env,
+    origin_and_clone,
+)
 from wave_ls.worktrees import (
     Changes,
     DulwichBackend,
@@ -25,59 +32,21 @@ from wave_ls.worktrees import (
 )
 from wave_ls.worktrees.manager import PREFERRED, WorktreeManager
 
-IDENTITY = {
-    "GIT_AUTHOR_NAME": "Wave Test",
-    "GIT_AUTHOR_EMAIL": "wave@example.com",
-    "GIT_COMMITTER_NAME": "Wave Test",
-    "GIT_COMMITTER_EMAIL": "wave@example.com",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, **IDENTITY}
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout
-
-
-def commit_all(cwd: Path, message: str) -> str:
-    git(cwd, "add", "-A")
-    git(cwd, "commit", "-q", "-m", message)
-    return git(cwd, "rev-parse", "HEAD").strip()
-
-
-def branches(repo: Path) -> set[str]:
-    return set(git(repo, "branch", "--format=%(refname:short)").split())
-
 
 @pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``origin.git`` (bare, default branch main) and ``repo``, a clone of it."""
-    root = tmp_path_factory.mktemp("template")
-    src = root / "src"
-    src.mkdir()
-    git(src, "init", "-q", "-b", "main")
-    (src / "README.md").write_text("hello\n")
-    (src / "app").mkdir()
-    (src / "app" / "main.py").write_text("print('hi')\n")
-    (src / ".gitignore").write_text("*.tmp\nbuild/\n")
-    commit_all(src, "init")
-    git(root, "clone", "-q", "--bare", str(src), "origin.git")
-    git(root, "clone", "-q", str(root / "origin.git"), "repo")
-    return root
+    files = {
+        "README.md": "hello\n",
+        "app/main.py": "print('hi')\n",
+        ".gitignore": "*.tmp\nbuild/\n",
+    }
+    return origin_and_clone(tmp_path_factory.mktemp("template"), files)
 
 
 @pytest.fixture(autouse=True)
 def clean_git_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commits work on a clean machine; the user's own git config cannot leak in."""
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for key, value in IDENTITY.items():
-        monkeypatch.setenv(key, value)
-    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-        monkeypatch.delenv(key, raising=False)
+    isolate_git_env(tmp_path / "home", monkeypatch)
 
 
 @pytest.fixture

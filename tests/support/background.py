@@ -18,8 +18,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import git
 from tests.support.fake_model import FakeModelServer, call, reply
+from tests.support.git_repos import git
 from tests.support.lsp import WaveClient
 from tests.support.lsp import wave_client as support_client
 

@@ -92,6 +92,33 @@ def worktree_dirs(repo: Path) -> list[Path]:
     return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
 
 
+def init_repo(path: Path, files: dict[str, str]) -> Path:
+    """A new repository at ``path`` (branch main) with ``files`` in one commit."""
+    path.mkdir(parents=True, exist_ok=True)
+    git(path, "init", "-q", "-b", "main")
+    write_files(path, files)
+    commit_all(path, "initial")
+    return path
+
+
+def origin_and_clone(root: Path, files: dict[str, str]) -> Path:
+    """``root/origin.git`` (bare, made from ``files``) and ``root/repo``, a clone of it."""
+    init_repo(root / "src", files)
+    git(root, "clone", "-q", "--bare", str(root / "src"), "origin.git")
+    git(root, "clone", "-q", str(root / "origin.git"), "repo")
+    return root
+
+
+def isolate_git_env(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commits work on a clean machine; the user's own git config cannot leak in."""
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("HOME", str(home))
+    for key, value in IDENTITY.items():
+        monkeypatch.setenv(key, value)
+    for key in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(key, raising=False)
+
+
 @dataclass(frozen=True)
 class ClonedRepo:
     repo: Path
@@ -110,14 +137,8 @@ class ClonedRepo:
 @pytest.fixture(scope="session")
 def repo_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built once: ``origin.git`` and ``repo`` as described in the module docstring."""
-    root = tmp_path_factory.mktemp("git-template")
+    root = origin_and_clone(tmp_path_factory.mktemp("git-template"), BASE_FILES)
     src = root / "src"
-    src.mkdir()
-    git(src, "init", "-q", "-b", "main")
-    write_files(src, BASE_FILES)
-    commit_all(src, "initial")
-    git(root, "clone", "-q", "--bare", str(src), "origin.git")
-    git(root, "clone", "-q", str(root / "origin.git"), "repo")
     write_files(src, {"origin_only.py": "ORIGIN_MARKER = 1\n"})
     commit_all(src, "only on origin")
     git(src, "push", "-q", str(root / "origin.git"), "main")
