@@ -151,19 +151,7 @@ async def create_isolated_worktree(
     manager: WorktreeManager | None = None,
 ) -> IsolatedWorktree:
     """A worktree for an isolated subagent started from ``parent_cwd`` (WT-1..3, 10, 11)."""
-    wm = manager or default_manager()
-    return await _create_detached(
-        lambda: create_worktree_sync(
-            parent_cwd,
-            name=name,
-            generate=agent_name,
-            home=home,
-            owner=owner,
-            session_id=session_id,
-            manager=wm,
-        ),
-        wm,
-    )
+    return await _new_worktree(parent_cwd, name, agent_name, home, owner, session_id, manager)
 
 
 async def finish_isolated_worktree(
@@ -185,12 +173,24 @@ async def enter_session_worktree(
     manager: WorktreeManager | None = None,
 ) -> IsolatedWorktree:
     """A worktree for a session (``-w``, ``EnterWorktree``); a generated name when empty."""
+    return await _new_worktree(cwd, name or None, session_name, home, owner, session_id, manager)
+
+
+async def _new_worktree(
+    cwd: Path,
+    name: str | None,
+    generate: Callable[[], str],
+    home: Path | None,
+    owner: str,
+    session_id: str,
+    manager: WorktreeManager | None,
+) -> IsolatedWorktree:
     wm = manager or default_manager()
     return await _create_detached(
         lambda: create_worktree_sync(
             cwd,
-            name=name or None,
-            generate=session_name,
+            name=name,
+            generate=generate,
             home=home,
             owner=owner,
             session_id=session_id,
