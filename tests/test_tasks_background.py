@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import alive
 from wave_ls.tasks import (
     NOTICE_PREFIX,
     BackgroundTasks,
@@ -37,15 +38,6 @@ def workdir(tmp_path: Path) -> Path:
     path = tmp_path / "work"
     path.mkdir()
     return path
-
-
-def alive(pid: int) -> bool:
-    """Running (zombies count as gone: PID 1 here may never reap orphans)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 async def eventually(predicate: Callable[[], bool], seconds: float = 5.0) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import alive
 from wave_ls.runtime.core import ToolContext, ToolError
 from wave_ls.runtime.tools import BashTool
 from wave_ls.runtime.tools.bash import MAX_OUTPUT_CHARS
@@ -16,15 +17,6 @@ from wave_ls.runtime.tools.bash import MAX_OUTPUT_CHARS
 @pytest.fixture
 def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(cwd=tmp_path, home=tmp_path)
-
-
-def alive(pid: int) -> bool:
-    """Running (zombies count as gone: PID 1 here may never reap orphans)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
 
 
 async def wait_gone(pid: int, seconds: float = 3.0) -> bool:
