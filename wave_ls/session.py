@@ -33,7 +33,7 @@ from wave_ls.runtime.core import (
     Tool,
     ToolContext,
 )
-from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
+from wave_ls.runtime.loop import AgentConfig, Conversation, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
 from wave_ls.runtime.tools import builtin_tools
@@ -104,7 +104,7 @@ class AgentSession:
                 client=client,
                 catalog=catalog,
                 parent_config=lambda: self.conversation.config,
-                asker=asker or DenyAll(),
+                asker=lambda: self.conversation.asker,
                 memory_cwd=self.cwd,
                 home=home,
                 parent_messages=lambda: self.conversation.messages,
@@ -141,15 +141,6 @@ class AgentSession:
 
     def conversation_sink_emit(self, event: Any) -> None:
         self.conversation.sink.emit(event)
-
-    @property
-    def busy(self) -> bool:
-        return self._lock.locked()
-
-    @property
-    def tool_cwd(self) -> Path:
-        """Where the session's tools run now (its worktree while it is in one)."""
-        return self.conversation.context.cwd
 
     @property
     def messages(self) -> list[Message]:

@@ -14,7 +14,7 @@ conversation is exactly what the model sees, and a transcript line is one messag
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -218,22 +218,6 @@ class NullSink:
         pass
 
 
-class FanOutSink:
-    """Sends each event to several sinks; one failing sink does not stop the others."""
-
-    def __init__(self, *sinks: EventSink) -> None:
-        self.sinks = list(sinks)
-
-    def emit(self, event: Event) -> None:
-        import logging
-
-        for sink in self.sinks:
-            try:
-                sink.emit(event)
-            except Exception:  # an adapter's bug must not break the conversation
-                logging.getLogger(__name__).exception("event sink failed")
-
-
 # --------------------------------------------------------------------------- permissions
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan"]
@@ -330,6 +314,3 @@ def tool_schema(tool: Tool) -> dict[str, Any]:
             "parameters": tool.parameters,
         },
     }
-
-
-AsyncCallback = Callable[[], Awaitable[None]]

@@ -65,7 +65,7 @@ class SubagentHost:
     client: ModelClient
     catalog: Callable[[], AgentCatalog]
     parent_config: Callable[[], AgentConfig]
-    asker: PermissionAsker
+    asker: Callable[[], PermissionAsker]  # the parent's, as it is when the run starts
     memory_cwd: Path
     home: Path
     parent_messages: Callable[[], list[Message]] = list
@@ -211,7 +211,7 @@ async def run_delegation(
         instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, details)
     )
     conversation = Conversation(
-        config, host.client, context, sink=bridge, asker=host.asker, messages=history
+        config, host.client, context, sink=bridge, asker=host.asker(), messages=history
     )
     ctx.report(bridge.tracker.short_result(), details)
     error: str | None = None
