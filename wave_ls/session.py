@@ -227,6 +227,7 @@ class AgentSession:
     def user_messages(self, text: str) -> list[Message]:
         """The user's message verbatim, then the reminders its mentions call for."""
         out = [Message("user", text)]
+        text = out[0].content  # what can be encoded (``runtime.text``)
         files = find_file_mentions(text)
         file_reminder = file_mention_reminder(files, self.cwd) if files else None
         if file_reminder:

@@ -8,6 +8,7 @@ hands every appended message to ``on_append`` (how transcripts are written).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -149,6 +150,12 @@ class Conversation:
             return self._end(TurnResult("failed", last_text, turn_usage, error, answers, calls))
         except ModelError as exc:
             return self._end(TurnResult("failed", last_text, turn_usage, str(exc), answers, calls))
+        except Exception as exc:  # a bug of ours: this turn fails, the session goes on
+            log.exception("the turn failed")
+            with contextlib.suppress(Exception):  # what failed may fail again here
+                self._close_open_tool_calls()
+            error = f"internal error: {type(exc).__name__}: {exc}"
+            return self._end(TurnResult("failed", last_text, turn_usage, error, answers, calls))
         except asyncio.CancelledError:
             self._close_open_tool_calls()
             self._end(TurnResult("cancelled", last_text, turn_usage, "cancelled", answers, calls))
