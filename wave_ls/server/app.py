@@ -10,17 +10,21 @@ import asyncio
 import gc
 import logging
 import os
+import sys
+import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from wave_ls import __version__
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
+from wave_ls.server.framing import StreamReaderAdapter, ThreadedReader, read_messages
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry
@@ -48,6 +52,7 @@ class WaveServer(LanguageServer):
             lambda: self.work_done_progress, lambda: self.supports_progress
         )
         self.background: set[asyncio.Task[Any]] = set()
+        self.exit_code = 0  # 1 after ``exit`` without ``shutdown`` (LSP)
 
     # ---------------------------------------------------------------- client facts
 
@@ -84,6 +89,45 @@ class WaveServer(LanguageServer):
 
         task.add_done_callback(done)
         return task
+
+    # ---------------------------------------------------------------- transports
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdin/stdout with our own reader (``framing``), keeping the exit code."""
+        self._stop_event = threading.Event()
+        reader = ThreadedReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self._run(read_messages(reader, self.protocol, self._stop_event))
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client at a time over TCP, with the same reader as stdio."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await read_messages(StreamReaderAdapter(reader), self.protocol, stop)
+            self.shutdown()
+
+        async def serve_tcp() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(serve_tcp())
+
+    def _run(self, main: Coroutine[Any, Any, None]) -> None:
+        try:
+            asyncio.run(main)
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; stopping")
+        except asyncio.CancelledError:
+            pass
+        except KeyboardInterrupt:
+            self.exit_code = 1
+        except SystemExit as exit_:  # the ``exit`` notification (pygls ends with sys.exit)
+            self.exit_code = exit_.code if isinstance(exit_.code, int) else 1
+        finally:
+            self.shutdown()
 
     @property
     def agents(self) -> AgentRegistry:
@@ -148,4 +192,4 @@ def serve(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> int:
         server.start_tcp(host, port)
     else:
         server.start_io()
-    return 0
+    return server.exit_code

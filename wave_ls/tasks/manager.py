@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime.process_groups import signal_group
 from wave_ls.tasks.model import (
     SubagentResultLike,
     TaskError,
@@ -38,7 +39,7 @@ from wave_ls.tasks.output import (
     default_output_dir,
     read_tail,
 )
-from wave_ls.tasks.shell import signal_group, spawn_shell
+from wave_ls.tasks.shell import spawn_shell
 
 log = logging.getLogger(__name__)
 
