@@ -157,7 +157,10 @@ def create_server() -> WaveServer:
         if options.logFile or options.logLevel:
             from wave_ls.log import setup_logging
 
-            setup_logging(options.logLevel, options.logFile)
+            problems += [
+                f"initializationOptions: {problem}"
+                for problem in setup_logging(options.logLevel, options.logFile)
+            ]
         ls.settings = RuntimeSettings.from_env().override(
             model=options.model,
             base_url=options.baseUrl,

@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 from pygls.exceptions import JsonRpcInvalidParams
 
 T = TypeVar("T")
+# Linux's PATH_MAX: no longer path can be opened.
+MAX_PATH_CHARS = 4096
 
 
 def require_object(params: Any, method: str) -> dict[str, Any]:
@@ -38,9 +40,22 @@ def required_str(params: dict[str, Any], name: str, method: str) -> str:
 
 
 def existing_dir(value: str, name: str, method: str) -> Path:
-    path = Path(value).expanduser()
-    if not path.is_absolute():
-        raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
-    if not path.is_dir():
-        raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
-    return path.resolve()
+    """An absolute path to a directory, resolved; InvalidParams for anything else (a path
+    too long for the system, a NUL byte, ...)."""
+    if len(value) > MAX_PATH_CHARS:
+        raise JsonRpcInvalidParams(
+            f"{method}: '{name}' is {len(value)} characters long; a path has at most "
+            f"{MAX_PATH_CHARS}"
+        )
+    shown = value if len(value) <= 200 else value[:200] + "..."
+    try:
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            raise JsonRpcInvalidParams(
+                f"{method}: '{name}' must be an absolute path, got {shown!r}"
+            )
+        if not path.is_dir():
+            raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {shown}")
+        return path.resolve()
+    except (OSError, ValueError, RuntimeError) as error:  # ENAMETOOLONG, NUL, a loop
+        raise JsonRpcInvalidParams(f"{method}: '{name}' is not a usable path: {error}") from None
