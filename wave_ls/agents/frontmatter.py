@@ -18,6 +18,9 @@ from strictyaml.ruamel.main import compose
 from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 DELIMITER = "---"
+# Keys and short values need little; a bigger frontmatter is a mistake (or an attack on the
+# YAML parser's time).
+MAX_FRONTMATTER_CHARS = 64 * 1024
 HOW_TO_START = (
     "an agent file starts with a '---' line, then 'name:' and 'description:' lines, "
     "then '---' and the system prompt"
@@ -81,11 +84,23 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
     key that is not text, and duplicate keys.
     """
     first = front.first_line  # YAML marks are 0-based in the YAML text
+    if len(front.yaml_text) > MAX_FRONTMATTER_CHARS:
+        raise FrontmatterError(
+            front.open_line,
+            f"the frontmatter is {len(front.yaml_text):,} characters long; it may have at "
+            f"most {MAX_FRONTMATTER_CHARS:,} (put long text in the body, after the '---')",
+        )
     try:
         root = compose(front.yaml_text, Loader=BaseLoader)
     except YAMLError as error:
         line, message = explain_yaml_error(error, front.yaml_text.split("\n"))
         raise FrontmatterError(None if line is None else line + first, message) from None
+    except RecursionError:  # the composer recurses once per level of nesting
+        raise FrontmatterError(
+            front.open_line,
+            "the frontmatter nests lists or mappings too deeply; agent files need only "
+            "'key: value' lines and simple lists",
+        ) from None
     if root is None:
         return []
     if not isinstance(root, MappingNode):
