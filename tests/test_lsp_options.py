@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.fake_model import FakeModelServer, reply, route
 from tests.support.lsp import server_env, wave_client
 
 
@@ -60,3 +61,54 @@ async def test_a_good_log_file_gets_the_logs(home: Path, tmp_path: Path) -> None
         await client.request("wave/agents/list", {})
         assert client.messages == []
     assert log_file.exists()
+
+
+async def test_model_timeout_and_retries_come_from_the_environment(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script({"routes": [route("hello", reply("never", fault={"hang": True}))]})
+    env = server_env(home, fake_model.base_url, WAVE_MODEL_TIMEOUT="0.5", WAVE_MODEL_RETRIES="0")
+    async with wave_client(env) as client:
+        sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        result = await asyncio.wait_for(
+            client.request("wave/chat/send", {"sessionId": sid, "text": "hello"}), 20
+        )
+        assert result["status"] == "failed"
+        assert "sent nothing for 0.5 s; gave up after 1 s in all" in result["error"]
+    assert len(fake_model.chat_bodies()) == 1
+
+
+async def test_initialization_options_override_the_model_timeout(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script({"routes": [route("hello", reply("never", fault={"hang": True}))]})
+    env = server_env(home, fake_model.base_url, WAVE_MODEL_TIMEOUT="100")
+    options = {"modelTimeout": 0.4, "modelRetries": 1}
+    async with wave_client(env, init_options=options) as client:
+        sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        result = await asyncio.wait_for(
+            client.request("wave/chat/send", {"sessionId": sid, "text": "hello"}), 20
+        )
+        assert "sent nothing for 0.4 s on each of 2 attempts" in result["error"]
+    assert len(fake_model.chat_bodies()) == 2
+
+
+@pytest.mark.parametrize(
+    ("env", "options", "expected"),
+    [
+        ({"WAVE_MODEL_TIMEOUT": "soon"}, None, "WAVE_MODEL_TIMEOUT='soon' is not a number"),
+        ({"WAVE_MODEL_RETRIES": "-1"}, None, "WAVE_MODEL_RETRIES='-1' is not a whole number"),
+        ({}, {"modelTimeout": "60"}, "modelTimeout '60' is not a number"),
+        ({}, {"modelRetries": 2.5}, "modelRetries 2.5 is not a whole number"),
+    ],
+)
+async def test_a_bad_model_patience_setting_is_shown(
+    env: dict[str, str], options: Any, expected: str, home: Path
+) -> None:
+    async with wave_client(server_env(home, **env), init_options=options) as client:
+        await client.request("wave/agents/list", {})
+        for _ in range(100):
+            if client.messages:
+                break
+            await asyncio.sleep(0.05)
+        assert any(expected in message.message for message in client.messages), client.messages

@@ -166,7 +166,10 @@ def create_server() -> WaveServer:
             base_url=options.baseUrl,
             api_key=options.apiKey,
             permission_mode=options.permissionMode,
+            model_timeout=options.modelTimeout,
+            model_retries=options.modelRetries,
         )
+        problems += ls.settings.problems
         if params.workspace_folders:
             ls.root = Path(to_fs_path(params.workspace_folders[0].uri) or ls.root)
         elif params.root_uri:

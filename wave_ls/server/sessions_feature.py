@@ -27,13 +27,7 @@ SESSION_BUSY_CODE = -32010
 
 
 def model_client_for(ls: WaveServer) -> ModelClient:
-    from wave_ls.runtime.model_client import OpenAIModelClient
-    from wave_ls.runtime.settings import UnconfiguredModelClient
-
-    problem = ls.settings.problem()
-    if problem:
-        return UnconfiguredModelClient(problem)
-    return OpenAIModelClient(ls.settings.base_url, ls.settings.api_key)
+    return ls.settings.model_client()
 
 
 def open_session(
