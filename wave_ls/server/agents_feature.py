@@ -48,12 +48,15 @@ def register(server: WaveServer) -> None:
         p = require_object(params, COMPLETION)
         text = required_str(p, "text", COMPLETION)
         cursor = field(p, "cursor", int, COMPLETION)
+        encoding = ls.position_encoding
         session_id = field(p, "sessionId", str, COMPLETION)
         cwd = ls.sessions.get(session_id, COMPLETION).cwd if session_id else ls.root
         try:
-            query = at_query(text, cursor, strict=True)
+            query = at_query(text, cursor, encoding, strict=True)
         except CursorOutsideText as error:
-            raise JsonRpcInvalidParams(f"{COMPLETION}: 'cursor' is outside the text") from error
+            raise JsonRpcInvalidParams(
+                f"{COMPLETION}: 'cursor' {cursor} is outside the text (counted in {encoding})"
+            ) from error
         if query is None:
             return {"isIncomplete": False, "items": []}
 

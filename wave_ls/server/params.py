@@ -39,23 +39,28 @@ def required_str(params: dict[str, Any], name: str, method: str) -> str:
     return value
 
 
-def existing_dir(value: str, name: str, method: str) -> Path:
-    """An absolute path to a directory, resolved; InvalidParams for anything else (a path
-    too long for the system, a NUL byte, ...)."""
+def absolute_path(value: str, name: str, method: str) -> Path:
+    """``value`` as an absolute path (``~`` expanded); it need not exist. InvalidParams for
+    a path no system call could take (too long, a NUL byte)."""
     if len(value) > MAX_PATH_CHARS:
         raise JsonRpcInvalidParams(
             f"{method}: '{name}' is {len(value)} characters long; a path has at most "
             f"{MAX_PATH_CHARS}"
         )
-    shown = value if len(value) <= 200 else value[:200] + "..."
+    if "\0" in value:
+        raise JsonRpcInvalidParams(f"{method}: '{name}' holds a NUL character")
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
+    return path
+
+
+def existing_dir(value: str, name: str, method: str) -> Path:
+    """An absolute path to a directory, resolved; InvalidParams for anything else."""
+    path = absolute_path(value, name, method)
     try:
-        path = Path(value).expanduser()
-        if not path.is_absolute():
-            raise JsonRpcInvalidParams(
-                f"{method}: '{name}' must be an absolute path, got {shown!r}"
-            )
         if not path.is_dir():
-            raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {shown}")
+            raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
         return path.resolve()
-    except (OSError, ValueError, RuntimeError) as error:  # ENAMETOOLONG, NUL, a loop
+    except (OSError, ValueError, RuntimeError) as error:  # ENAMETOOLONG, a symlink loop
         raise JsonRpcInvalidParams(f"{method}: '{name}' is not a usable path: {error}") from None
