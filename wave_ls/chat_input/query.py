@@ -48,9 +48,11 @@ class _Offsets:
 
     def __init__(self, text: str, encoding: Encoding) -> None:
         self.encoding = encoding
+        self.chars = len(text)
         self.same = encoding == "utf-32" or text.isascii()  # isascii is O(1) in CPython
         self.data = b"" if self.same else _encode(text, encoding)
         self.length = len(text) if self.same else _units_in(self.data, encoding)
+        self.same = self.same or self.length == len(text)  # UTF-16 of BMP-only text
 
     def index(self, offset: int) -> tuple[int, int]:
         """The index at ``offset`` (clamped to the text) and the offset itself, both moved
@@ -59,20 +61,33 @@ class _Offsets:
         if self.same or not offset:
             return offset, offset
         data = self.data
+        extra = self.length - self.chars  # units beyond one per character, in all
+        # The extra units on the shorter side of the offset are counted (a byte count at C
+        # speed): a cursor at the end of a long text costs nothing.
         if self.encoding == "utf-8":
             while offset < len(data) and 0x80 <= data[offset] <= 0xBF:
                 offset -= 1
-            continuations = len(data[:offset].translate(None, _NOT_CONTINUATION))
-            return offset - continuations, offset
-        # UTF-16: each pair before the offset is two units but one character. A pair the
-        # offset splits counts too, which moves the index back to that character's start.
-        highs = len(data[1 : 2 * offset : 2].translate(None, _NOT_HIGH_SURROGATE))
+            if offset * 2 <= len(data):
+                before = len(data[:offset].translate(None, _NOT_CONTINUATION))
+            else:
+                before = extra - len(data[offset:].translate(None, _NOT_CONTINUATION))
+            return offset - before, offset
+        # UTF-16: each pair is two units but one character. A pair the offset splits counts
+        # as before it, which moves the index back to that character's start.
         split = 0xD8 <= data[2 * offset - 1] <= 0xDB
+        if offset * 2 <= self.length:
+            highs = len(data[1 : 2 * offset : 2].translate(None, _NOT_HIGH_SURROGATE))
+        else:
+            highs = extra - len(data[2 * offset + 1 :: 2].translate(None, _NOT_HIGH_SURROGATE))
         return offset - highs, offset - 1 if split else offset
 
 
 def _encode(text: str, encoding: Encoding) -> bytes:
-    return text.encode("utf-8" if encoding == "utf-8" else "utf-16-le", "surrogatepass")
+    # A lone surrogate is one code point: 3 bytes in UTF-8 ("surrogatepass"), one unit in
+    # UTF-16, where it must not pair up with a neighbour ("replace" makes it a "?").
+    if encoding == "utf-8":
+        return text.encode("utf-8", "surrogatepass")
+    return text.encode("utf-16-le", "replace")
 
 
 def _units_in(data: bytes, encoding: Encoding) -> int:
