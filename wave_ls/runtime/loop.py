@@ -115,6 +115,7 @@ class Conversation:
         self._streamed: list[str] = []
         self._pending: dict[str, Any] = {}
         self._in_turn = False
+        self._reminder: str | None = None  # this turn's memory reminder (read once per turn)
 
     # ------------------------------------------------------------------ public
 
@@ -166,6 +167,9 @@ class Conversation:
         calls = 0
         last_text = ""
         try:
+            # Memory files are read once per turn, in a worker thread: every round of the
+            # turn sends the same reminder, and no round waits on the disk.
+            self._reminder = await asyncio.to_thread(self.config.context_reminder)
             for _round in range(self.config.max_rounds):
                 for message in self.config.inbox():
                     self.append(message)
@@ -197,7 +201,7 @@ class Conversation:
     def request_messages(self) -> list[dict[str, Any]]:
         """The messages exactly as the next model round will receive them."""
         out: list[dict[str, Any]] = [{"role": "system", "content": self.config.system_prompt}]
-        reminder = self.config.context_reminder()
+        reminder = self._reminder if self._in_turn else self.config.context_reminder()
         if reminder:
             out.append({"role": "user", "content": reminder})
         out.extend(message.to_openai() for message in self.messages)

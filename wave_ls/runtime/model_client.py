@@ -395,24 +395,16 @@ def _chunk_error(error: Any) -> str:
     return str(error)
 
 
-def _httpx() -> Any:
-    """The HTTP library under the SDK: ``httpx2`` for openai 3, ``httpx`` before."""
-    try:
-        import httpx2
-
-        return httpx2
-    except ImportError:  # an older openai SDK
-        import httpx
-
-        return httpx
-
-
 def httpx_timeout_errors() -> tuple[type[BaseException], ...]:
-    return (_httpx().TimeoutException,)
+    import httpx2  # the openai SDK's HTTP client (openai 3.x)
+
+    return (httpx2.TimeoutException,)
 
 
 def httpx_transport_errors() -> tuple[type[BaseException], ...]:
-    return (_httpx().TransportError,)
+    import httpx2
+
+    return (httpx2.TransportError,)
 
 
 def _server_message(error: openai.APIError) -> str:

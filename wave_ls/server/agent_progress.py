@@ -18,6 +18,8 @@ from typing import Any
 from lsprotocol import types
 from pygls.progress import Progress
 
+from wave_ls.runtime.background_work import run_task
+
 log = logging.getLogger(__name__)
 
 AGENT_TOOL = "Agent"
@@ -95,7 +97,7 @@ class AgentProgress:
         queue: asyncio.Queue[Callable[[], Awaitable[None]] | None] = asyncio.Queue()
         self.queues[token] = queue
         queue.put_nowait(lambda: self._begin(token, title))
-        worker = asyncio.get_running_loop().create_task(self._work(queue))
+        worker = run_task(self._work(queue), f"wave-progress-{token}")
         self.workers.add(worker)
         worker.add_done_callback(self.workers.discard)
 

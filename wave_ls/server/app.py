@@ -52,7 +52,6 @@ class WaveServer(LanguageServer):
         self.agent_progress = AgentProgress(
             lambda: self.work_done_progress, lambda: self.supports_progress
         )
-        self.background: set[asyncio.Task[Any]] = set()
         self.exit_code = 0  # 1 after ``exit`` without ``shutdown`` (LSP)
 
     # ---------------------------------------------------------------- client facts
@@ -85,19 +84,6 @@ class WaveServer(LanguageServer):
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
-
-    def run_task(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start background work, keep a reference, and log its failure."""
-        task = asyncio.get_running_loop().create_task(coro, name=name)
-        self.background.add(task)
-
-        def done(finished: asyncio.Task[Any]) -> None:
-            self.background.discard(finished)
-            if not finished.cancelled() and finished.exception():
-                log.error("background task %s failed", name, exc_info=finished.exception())
-
-        task.add_done_callback(done)
-        return task
 
     # ---------------------------------------------------------------- transports
 
