@@ -114,7 +114,7 @@ async def test_a_deep_user_file_breaks_nothing_over_lsp(
         assert "good-agent" in [agent["name"] for agent in listed["agents"]]
         [problem] = listed["problems"]
         assert problem["path"].endswith("deep.md")
-        assert "too deeply" in problem["message"]
+        assert "levels deep" in problem["message"]
         completion = await client.request("wave/chatInput/completion", {"text": "@good"})
         assert completion["items"][0]["label"] == "good-agent"
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
@@ -139,3 +139,15 @@ def test_the_cli_reports_a_deep_file_without_a_traceback(tmp_path: Path, home: P
     out = json.loads(done.stdout)
     assert "good-agent" in [agent["name"] for agent in out["agents"]]
     assert sorted(Path(p["path"]).name for p in out["problems"]) == ["a.md", "b.md", "deep.md"]
+
+
+def test_deep_nesting_is_refused_before_the_yaml_parser_runs() -> None:
+    # 10,000 levels took the YAML scanner seconds (its cost grows with the depth squared).
+    from wave_ls.agents import parse_agent_file
+
+    text = "---\nname: d\ndescription: d\nx: " + "[" * 10_000 + "]" * 10_000 + "\n---\n"
+    started = time.perf_counter()
+    definition, [problem] = parse_agent_file(Path("/p/deep.md"), text, "project")
+    assert time.perf_counter() - started < 0.5
+    assert definition is None
+    assert (problem.line, "more than 32 levels deep" in problem.message) == (4, True)
