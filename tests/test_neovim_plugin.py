@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.git_repos import init_repo
 from tests.support.neovim import nvim_env, run_scenario
 
@@ -34,3 +36,49 @@ def test_setup_starts_one_client_per_root_and_attaches_to_agent_files(
     write_agent(other, "helper", REVIEWER.replace("reviewer", "helper"))
     env = nvim_env(home, WAVE_TEST_OTHER_PROJECT=str(other))
     run_scenario("setup_and_attach", project, env)
+
+
+def test_at_completion_offers_explore_first_and_shows_the_tag_as_a_mention(
+    project: Path, home: Path
+) -> None:
+    write_agent(project, "reviewer", REVIEWER)
+    run_scenario("mention_completion", project, nvim_env(home))
+
+
+def slow(**step: Any) -> dict[str, Any]:
+    return {**step, "chunk_size": 6, "chunk_delay": 0.03}
+
+
+DELEGATION = {
+    "routes": [
+        route(
+            "where are the tests?",
+            slow(
+                content="I'll ask Explore to look.",
+                tool_calls=[
+                    call(
+                        "Agent",
+                        {
+                            "subagent_type": "Explore",
+                            "description": "Find the tests",
+                            "prompt": "Find the test files for app.py",
+                        },
+                    )
+                ],
+            ),
+            slow(content="The tests are in tests/test_app.py; test_answer checks answer()."),
+        ),
+        route(
+            "Find the test files for app.py",
+            reply("", call("Grep", {"pattern": "def test"}), delay=0.3),
+            reply("Found tests/test_app.py with test_answer.", delay=0.3),
+        ),
+    ]
+}
+
+
+def test_a_delegating_turn_streams_and_its_agent_block_ends_with_the_summary(
+    project: Path, home: Path
+) -> None:
+    with FakeModelServer(DELEGATION) as model:
+        run_scenario("chat_delegation", project, nvim_env(home, model))

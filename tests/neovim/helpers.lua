@@ -51,6 +51,13 @@ function H.contains(haystack, needle, what)
   end
 end
 
+H.PASSED = "WAVE-SCENARIO-PASSED"
+
+--- The scenario's last line: the runner requires this (so an early exit cannot pass).
+function H.done()
+  io.stdout:write(H.PASSED .. "\n")
+end
+
 --- The buffer's lines as one text.
 function H.text(buf)
   return table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), "\n")

@@ -65,4 +65,4 @@ H.wait("a second client", function()
 end)
 local second = vim.lsp.get_clients({ bufnr = other_buf, name = "wave" })[1]
 H.eq(vim.fs.normalize(other), second.root_dir, "second root")
-print("ok")
+H.done()

@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 PLUGIN = REPO / "editors" / "neovim"
 SCENARIOS = REPO / "tests" / "neovim"
 BIN = Path(sys.executable).parent
+PASSED = "WAVE-SCENARIO-PASSED"  # printed by H.done() at the end of a scenario
 
 
 def nvim() -> str:
@@ -54,9 +55,15 @@ def run_scenario(
         str(SCENARIOS / f"{name}.lua"),
     ]
     done = subprocess.run(
-        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+        command,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
-    assert done.returncode == 0, (
-        f"scenario {name} failed (exit {done.returncode}):\n{done.stderr}\n{done.stdout}"
-    )
+    output = f"{done.stderr}\n{done.stdout}"
+    assert done.returncode == 0, f"scenario {name} failed (exit {done.returncode}):\n{output}"
+    assert PASSED in done.stdout, f"scenario {name} ended before its last line:\n{output}"
     return done

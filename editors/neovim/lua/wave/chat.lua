@@ -134,7 +134,7 @@ function Chat:_setup_buffers()
   end, "Wave: write a message")
   require("wave.completion").setup_input(input)
   local group = vim.api.nvim_create_augroup("wave.chat." .. input, { clear = true })
-  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "BufEnter" }, {
+  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CompleteDone", "InsertLeave", "BufEnter" }, {
     group = group,
     buffer = input,
     callback = function()

@@ -192,13 +192,8 @@ function M.setup_input(buf)
         if previous ~= "" and not previous:match("%s") then
           return
         end
-        vim.schedule(function()
-          if vim.api.nvim_get_current_buf() == buf and vim.fn.mode() == "i" then
-            if vim.fn.pumvisible() == 0 then
-              vim.api.nvim_feedkeys(vim.keycode("<C-x><C-o>"), "n", false)
-            end
-          end
-        end)
+        -- Right after the `@` (before any keys already typed after it).
+        vim.api.nvim_feedkeys(vim.keycode("<C-x><C-o>"), "ni", false)
       end,
     })
   end
