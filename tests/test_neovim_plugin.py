@@ -82,3 +82,65 @@ def test_a_delegating_turn_streams_and_its_agent_block_ends_with_the_summary(
 ) -> None:
     with FakeModelServer(DELEGATION) as model:
         run_scenario("chat_delegation", project, nvim_env(home, model))
+
+
+PERMISSIONS = {
+    "routes": [
+        route(
+            "fix the answer",
+            reply(
+                "",
+                call(
+                    "Edit",
+                    {
+                        "file_path": "src/app.py",
+                        "old_string": "return 41",
+                        "new_string": "return 42",
+                    },
+                ),
+            ),
+            reply(
+                "",
+                call(
+                    "Edit",
+                    {
+                        "file_path": "src/app.py",
+                        "old_string": "def answer()",
+                        "new_string": "def answer_value()",
+                    },
+                ),
+            ),
+            reply("", call("Bash", {"command": "touch made.txt"})),
+            reply("Both edits are made; I could not run it."),
+        )
+    ]
+}
+
+
+def test_permission_prompt_answered_through_vim_ui_select_with_a_diff_preview(
+    project: Path, home: Path
+) -> None:
+    with FakeModelServer(PERMISSIONS) as model:
+        run_scenario("permission_prompt", project, nvim_env(home, model))
+
+
+STORY = {
+    "routes": [
+        route(
+            "write a long story",
+            reply("Once upon a time " + "there was a server. " * 200 + "The end.", chunk_delay=0.05),
+        ),
+        route("are you there?", reply("Still here.")),
+    ]
+}
+
+
+def test_wave_stop_cancels_the_turn_and_the_chat_goes_on(project: Path, home: Path) -> None:
+    with FakeModelServer(STORY) as model:
+        run_scenario("stop", project, nvim_env(home, model))
+
+
+def test_checkhealth_reports_server_endpoint_and_agents(project: Path, home: Path) -> None:
+    write_agent(project, "reviewer", REVIEWER)
+    with FakeModelServer({"routes": []}) as model:
+        run_scenario("health", project, nvim_env(home, model))

@@ -25,7 +25,7 @@ local function run(args)
 end
 
 local function check_neovim()
-  health.start("wave: Neovim")
+  health.start("Neovim")
   local v = vim.version()
   local version = ("%d.%d.%d"):format(v.major, v.minor, v.patch)
   if vim.fn.has("nvim-0.10") == 1 then
@@ -37,7 +37,7 @@ end
 
 ---@return boolean found
 local function check_server(root)
-  health.start("wave: server")
+  health.start("Server")
   local cmd = server_cmd()
   local exe = cmd[1]
   if vim.fn.executable(exe) ~= 1 then
@@ -69,7 +69,7 @@ local function check_server(root)
 end
 
 local function check_endpoint()
-  health.start("wave: model endpoint")
+  health.start("Model endpoint")
   local opts = require("wave.config").get()
   local base_url = opts.base_url or vim.env.OPENAI_BASE_URL
   if base_url and base_url ~= "" then
@@ -114,7 +114,7 @@ local function agents_of(root)
 end
 
 local function check_agents(root)
-  health.start("wave: subagents")
+  health.start("Subagents")
   local listed, err = agents_of(root)
   if not listed then
     health.error("could not list the subagents: " .. tostring(err))
@@ -129,13 +129,16 @@ local function check_agents(root)
     health.ok("no problems in agent files")
   end
   for _, problem in ipairs(problems) do
-    local where = problem.path .. (problem.line and (":" .. problem.line) or "")
-    health.warn(where .. ": " .. problem.message, { "Fix the file, or run wave-ls agents" })
+    local path = vim.fn.fnamemodify(problem.path, ":~:.")
+    local where = path .. (problem.line and (":" .. problem.line) or "")
+    health.warn(where .. ": " .. problem.message, {
+      "Open the file: the server marks the problem in place (`wave-ls agents` lists them all)",
+    })
   end
 end
 
 local function check_completion()
-  health.start("wave: completion")
+  health.start("Completion")
   health.ok("omnifunc (<C-x><C-o>) in the chat input")
   for _, plugin in ipairs({ { "cmp", "nvim-cmp" }, { "blink.cmp", "blink.cmp" } }) do
     if pcall(require, plugin[1]) then

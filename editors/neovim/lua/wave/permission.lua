@@ -102,7 +102,7 @@ function M.ask(params)
     win = M.open_preview(lines, filetype, title)
   end
   local ok, choice = pcall(select, M.choices, {
-    prompt = "Wave wants to " .. (params.summary or params.toolName or "run a tool") .. ":",
+    prompt = "Wave: allow " .. (params.summary or params.toolName or "this tool call") .. "?",
     kind = "wave_permission",
   })
   if win and vim.api.nvim_win_is_valid(win) then
