@@ -144,3 +144,51 @@ def test_checkhealth_reports_server_endpoint_and_agents(project: Path, home: Pat
     write_agent(project, "reviewer", REVIEWER)
     with FakeModelServer({"routes": []}) as model:
         run_scenario("health", project, nvim_env(home, model))
+
+
+CONVERSATIONS = {
+    "routes": [
+        route("first question", reply("first answer")),
+        route("follow up", reply("follow-up answer")),
+        route("second question", reply("second answer")),
+    ]
+}
+
+
+def test_sessions_are_listed_and_resumed_after_a_restart(project: Path, home: Path) -> None:
+    with FakeModelServer(CONVERSATIONS) as model:
+        env = nvim_env(home, model)
+        first = run_scenario("sessions_save", project, env)
+        saved = first.stdout.split("SESSION ", 1)[1].split()[0]
+        run_scenario("sessions_resume", project, {**env, "WAVE_TEST_SESSION": saved})
+        follow_up = next(
+            body
+            for body in model.chat_bodies()
+            if body["messages"][-1].get("content") == "follow up"
+        )
+    said = [m.get("content") for m in follow_up["messages"]]
+    assert "first question" in said
+    assert "first answer" in said
+
+
+def test_worktrees_listed_diffed_in_a_tab_and_removed_after_confirmation(
+    project: Path, home: Path
+) -> None:
+    run_scenario("worktrees", project, nvim_env(home))
+
+
+WATCHER = {
+    "routes": [
+        route(
+            "start the watcher",
+            reply("", call("Bash", {"command": "sleep 30", "run_in_background": True})),
+            reply("Watching."),
+        )
+    ],
+    "default": {"content": "Noted."},
+}
+
+
+def test_mode_switch_and_stopping_a_background_task(project: Path, home: Path) -> None:
+    with FakeModelServer(WATCHER) as model:
+        run_scenario("mode_and_tasks", project, nvim_env(home, model))

@@ -20,7 +20,7 @@ vim.api.nvim_create_autocmd("CompleteChanged", {
     seen = vim.fn.complete_info({ "items" }).items
   end,
 })
-vim.api.nvim_feedkeys(vim.keycode("iask @Exp"), "tx", false)
+vim.api.nvim_feedkeys(vim.keycode("iask é😀 @Exp"), "tx", false)
 H.wait("the @ menu", function()
   return #seen > 0 and seen[1].abbr == "@Explore"
 end)
@@ -34,7 +34,7 @@ end
 -- Open the menu again and accept the first item with <CR>.
 vim.api.nvim_feedkeys(vim.keycode("A<C-x><C-o><CR> where?<Esc>"), "tx", false)
 local line = vim.api.nvim_buf_get_lines(input, 0, 1, false)[1]
-H.eq("ask [@agent:Explore] where?", line, "input text")
+H.eq("ask é😀 [@agent:Explore] where?", line, "input text")
 
 -- Displayed as `@Explore`: `[`, `agent:` and `]` concealed, the tag highlighted.
 local function marks()
@@ -65,7 +65,7 @@ H.eq("hi ", vim.api.nvim_buf_get_lines(input, 0, 1, false)[1], "after <BS>")
 
 -- Files come after the subagents; a cursor after non-ASCII text is counted in the
 -- negotiated encoding (utf-8 here), so the query is still `@src/ap`.
-local items = require("wave.completion").request_sync(input, 1, "@src/ap", "")
+local items = require("wave.completion").request_sync(input, 1, "ünï 😀 @src/ap", "")
 H.truthy(#items > 0, "file items")
 H.eq("src/app.py", items[1].label, "file item")
 H.eq("[@file:src/app.py]", items[1].insertText, "file tag")

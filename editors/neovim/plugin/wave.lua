@@ -16,8 +16,12 @@ end
 local command = vim.api.nvim_create_user_command
 
 command("WaveChat", function(args)
-  wave().open_chat(args.args)
-end, { nargs = "*", desc = "Open the Wave chat (and send the text, if any)" })
+  wave().open_chat(args.args, args.bang)
+end, {
+  nargs = "*",
+  bang = true,
+  desc = "Open the Wave chat (!: a new conversation) and send the text, if any",
+})
 
 command("WaveStop", function()
   wave().stop()

@@ -407,6 +407,18 @@ function Chat:resume(session_id)
   end)
 end
 
+--- Start a new conversation in this chat (the previous session stays saved).
+function Chat:new_session()
+  if self.request_id then
+    notify("stop the running turn first (:WaveStop)", vim.log.levels.WARN)
+    return false
+  end
+  self.session_id, self.resume_id, self.turn_running = nil, nil, false
+  self.transcript:reset()
+  self:refresh_winbar()
+  return true
+end
+
 --- Set the permission mode (of the live session, and of the next one).
 ---@param mode string
 function Chat:set_mode(mode)

@@ -15,10 +15,14 @@ function M.chat()
   return assert(require("wave.chat").current(true))
 end
 
---- `:WaveChat [text]`: open the chat; with text, send it.
+--- `:WaveChat[!] [text]`: open the chat (with `!`, a new conversation); with text, send it.
 ---@param text string?
-function M.open_chat(text)
+---@param new boolean?
+function M.open_chat(text, new)
   local chat = M.chat()
+  if new and not chat:new_session() then
+    return chat
+  end
   require("wave.client").with_client(chat.root, function() end) -- start the server early
   chat:open()
   if text and vim.trim(text) ~= "" then

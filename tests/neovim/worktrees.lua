@@ -1,0 +1,55 @@
+-- :WaveWorktrees: a kept worktree is listed; "Show diff" opens its diff in a tab; "Remove"
+-- asks to confirm, and again when the worktree has changes.
+local H = dofile(vim.fs.dirname(arg[0]) .. "/helpers.lua")
+
+local answers = {}
+H.script_select(function(prompt, items)
+  local want = table.remove(answers, 1)
+  for i, line in ipairs(prompt.items) do
+    if line:find(want, 1, true) then
+      return items[i]
+    end
+  end
+  error("no item " .. want .. " in " .. vim.inspect(prompt))
+end)
+
+-- A session in a worktree "feature", closed (the worktree is kept), then changed by hand.
+vim.cmd("WaveChat")
+local chat = H.chat()
+H.wait("the server", function()
+  local client = H.client()
+  return client and client.initialized
+end)
+local client = H.client()
+local made = client:request_sync("wave/session/new", { cwd = chat.root, worktree = "feature" }, 5000)
+H.truthy(made and made.result, "session in a worktree: " .. vim.inspect(made))
+local path = made.result.worktree.path
+client:request_sync("wave/session/close", { sessionId = made.result.sessionId }, 5000)
+vim.fn.writefile({ "# changed in the worktree" }, path .. "/README.md")
+vim.fn.writefile({ "new" }, path .. "/new.txt")
+
+answers = { "feature", "Show diff" }
+vim.cmd("WaveWorktrees")
+H.wait("the diff tab", function()
+  return vim.bo.filetype == "diff"
+end)
+H.eq(2, #vim.api.nvim_list_tabpages(), "a new tab")
+local diff = H.text(0)
+H.contains(diff, "diff --git a/README.md b/README.md", "patch")
+H.contains(diff, "+# changed in the worktree", "patch")
+H.contains(diff, "+new", "new file")
+H.contains(vim.wo.winbar, "2 files", "winbar")
+H.truthy(H.prompts[1].items[1]:find("^feature · worktree%-feature"), "list item: " .. H.prompts[1].items[1])
+H.eq({ "Show diff", "Remove", "Cancel" }, H.prompts[2].items, "actions")
+vim.cmd.tabclose()
+
+answers = { "feature", "Remove", "Remove", "Remove and lose them" }
+vim.cmd("WaveWorktrees")
+H.wait("the worktree to go", function()
+  return vim.fn.isdirectory(path) == 0
+end)
+H.contains(H.prompts[5].prompt, "Remove " .. path, "confirmation")
+H.contains(H.prompts[6].prompt, "Not removed:", "second confirmation")
+local branches = vim.fn.systemlist({ "git", "branch", "--format=%(refname:short)" })
+H.eq({ "main" }, branches, "its branch is gone too")
+H.done()
