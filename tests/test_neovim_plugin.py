@@ -128,7 +128,9 @@ STORY = {
     "routes": [
         route(
             "write a long story",
-            reply("Once upon a time " + "there was a server. " * 200 + "The end.", chunk_delay=0.05),
+            reply(
+                "Once upon a time " + "there was a server. " * 200 + "The end.", chunk_delay=0.05
+            ),
         ),
         route("are you there?", reply("Still here.")),
     ]
@@ -192,3 +194,9 @@ WATCHER = {
 def test_mode_switch_and_stopping_a_background_task(project: Path, home: Path) -> None:
     with FakeModelServer(WATCHER) as model:
         run_scenario("mode_and_tasks", project, nvim_env(home, model))
+
+
+def test_added_to_the_runtimepath_later_with_setup_and_its_help_tags(
+    project: Path, home: Path
+) -> None:
+    run_scenario("runtimepath_and_help", project, nvim_env(home), on_runtimepath=False)

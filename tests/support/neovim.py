@@ -42,18 +42,16 @@ def nvim_env(home: Path, model: FakeModelServer | None = None, **extra: str) -> 
 
 
 def run_scenario(
-    name: str, cwd: Path, env: dict[str, str], timeout: float = 90
+    name: str, cwd: Path, env: dict[str, str], timeout: float = 90, on_runtimepath: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``tests/neovim/<name>.lua`` in ``cwd``; fail the test with its output if it fails."""
-    command = [
-        nvim(),
-        "--clean",
-        "--headless",
-        "--cmd",
-        f"set rtp^={PLUGIN}",
-        "-l",
-        str(SCENARIOS / f"{name}.lua"),
-    ]
+    """Run ``tests/neovim/<name>.lua`` in ``cwd``; fail the test with its output if it fails.
+
+    ``on_runtimepath=False``: Neovim starts without the plugin (the scenario adds it, as a
+    plugin manager would, from ``WAVE_TEST_PLUGIN_DIR``).
+    """
+    rtp = ["--cmd", f"set rtp^={PLUGIN}"] if on_runtimepath else []
+    env = {**env, "WAVE_TEST_PLUGIN_DIR": str(PLUGIN)}
+    command = [nvim(), "--clean", "--headless", *rtp, "-l", str(SCENARIOS / f"{name}.lua")]
     done = subprocess.run(
         command,
         cwd=cwd,

@@ -7,6 +7,7 @@ local M = {}
 ---@param opts table?
 function M.setup(opts)
   require("wave.config").setup(opts)
+  require("wave.commands").register()
 end
 
 --- The chat of the current project (made on first use).
