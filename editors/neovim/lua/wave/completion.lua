@@ -198,8 +198,13 @@ function M.setup_input(buf)
     })
   end
   if not M.plugin_source_active() then
+    -- <CR> accepts the highlighted item, else the first one (the menu refreshes as you type,
+    -- which leaves nothing selected).
     vim.keymap.set("i", "<CR>", function()
-      return vim.fn.pumvisible() == 1 and "<C-y>" or "<CR>"
+      if vim.fn.pumvisible() == 0 then
+        return "<CR>"
+      end
+      return vim.fn.complete_info({ "selected" }).selected == -1 and "<C-n><C-y>" or "<C-y>"
     end, { buffer = buf, expr = true, desc = "Wave: accept the completion or a new line" })
   end
   -- Backspace right after a mention removes the whole tag, as if it were one character.
