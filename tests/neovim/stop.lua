@@ -31,4 +31,14 @@ chat:send("are you there?")
 H.wait("the next answer", function()
   return H.text(chat.transcript.buf):find("Still here.", 1, true) ~= nil and not chat.request_id
 end)
+H.truthy(vim.wo[vim.fn.bufwinid(chat.transcript.buf)].winbar:find("[%d,]+ tokens"), "token total")
+
+-- The transcript buffer deleted by hand comes back, from the session's history.
+local old = chat.transcript.buf
+vim.cmd("bdelete! " .. old)
+vim.cmd("WaveChat")
+H.wait("the transcript rebuilt", function()
+  return chat.transcript.buf ~= old and H.text(chat.transcript.buf):find("Still here.", 1, true)
+end)
+H.contains(H.text(chat.transcript.buf), "## You\n\nare you there?", "history")
 H.done()

@@ -4,6 +4,7 @@ local client = require("wave.client")
 local compat = require("wave.compat")
 local config = require("wave.config")
 local mentions = require("wave.mentions")
+local render = require("wave.render")
 local Transcript = require("wave.transcript")
 
 local M = {}
@@ -45,12 +46,39 @@ end
 function Chat.new(root)
   local self = setmetatable({ root = root, turn_running = false }, Chat)
   self.mode = config.get().permission_mode
-  local transcript_buf = scratch("wave://chat/" .. root, "markdown")
-  vim.bo[transcript_buf].modifiable = false
-  self.transcript = Transcript.new(transcript_buf)
-  self.input_buf = scratch("wave://input/" .. root, "wave_input")
-  self:_setup_buffers()
+  self:_ensure_buffers()
   return self
+end
+
+--- A buffer still holding its text (`:bdelete` unloads a scratch buffer: its text is gone).
+local function usable(buf)
+  return buf ~= nil and vim.api.nvim_buf_is_valid(buf) and vim.api.nvim_buf_is_loaded(buf)
+end
+
+local function wipe(buf)
+  if buf and vim.api.nvim_buf_is_valid(buf) then
+    pcall(vim.api.nvim_buf_delete, buf, { force = true })
+  end
+end
+
+--- Make the transcript and input buffers again if they were deleted.
+---@return boolean rebuilt the transcript is new (empty)
+function Chat:_ensure_buffers()
+  local rebuilt = false
+  if not (self.transcript and usable(self.transcript.buf)) then
+    wipe(self.transcript and self.transcript.buf)
+    local buf = scratch("wave://chat/" .. self.root, "markdown")
+    vim.bo[buf].modifiable = false
+    self.transcript = Transcript.new(buf)
+    self:_setup_transcript()
+    rebuilt = true
+  end
+  if not usable(self.input_buf) then
+    wipe(self.input_buf)
+    self.input_buf = scratch("wave://input/" .. self.root, "wave_input")
+    self:_setup_input()
+  end
+  return rebuilt
 end
 
 --- The chat of a buffer if it is one of ours.
@@ -102,45 +130,52 @@ local function map(buf, mode, lhs, rhs, desc, opts)
   end
 end
 
-function Chat:_setup_buffers()
+local function chat_keys(self, buf)
   local keys = config.get().keymaps
-  local input, transcript = self.input_buf, self.transcript.buf
+  for mode, lhs in pairs(keys.stop or {}) do
+    map(buf, mode, lhs, function()
+      self:stop()
+    end, "Wave: stop the turn")
+  end
+  for mode, lhs in pairs(keys.close or {}) do
+    map(buf, mode, lhs, function()
+      self:close()
+    end, "Wave: close the chat")
+  end
+end
+
+function Chat:_setup_transcript()
+  local buf = self.transcript.buf
+  chat_keys(self, buf)
+  map(buf, "n", "i", function()
+    self:focus_input(true)
+  end, "Wave: write a message")
+end
+
+function Chat:_setup_input()
+  local input = self.input_buf
   vim.bo[input].omnifunc = "v:lua.require'wave.completion'.omnifunc"
   if compat.has_011 then
     vim.bo[input].completeopt = "menuone,noinsert,popup"
   end
-  local send = function()
-    self:submit()
+  chat_keys(self, input)
+  for mode, lhs in pairs(config.get().keymaps.send or {}) do
+    map(input, mode, lhs, function()
+      self:submit()
+    end, "Wave: send the message")
   end
-  local stop = function()
-    self:stop()
-  end
-  local close = function()
-    self:close()
-  end
-  for _, buf in ipairs({ input, transcript }) do
-    for mode, lhs in pairs(keys.stop or {}) do
-      map(buf, mode, lhs, stop, "Wave: stop the turn")
-    end
-    for mode, lhs in pairs(keys.close or {}) do
-      map(buf, mode, lhs, close, "Wave: close the chat")
-    end
-  end
-  for mode, lhs in pairs(keys.send or {}) do
-    map(input, mode, lhs, send, "Wave: send the message")
-  end
-  map(transcript, "n", "i", function()
-    self:focus_input(true)
-  end, "Wave: write a message")
   require("wave.completion").setup_input(input)
   local group = vim.api.nvim_create_augroup("wave.chat." .. input, { clear = true })
-  vim.api.nvim_create_autocmd({ "TextChanged", "TextChangedI", "CompleteDone", "InsertLeave", "BufEnter" }, {
-    group = group,
-    buffer = input,
-    callback = function()
-      mentions.decorate(input, 0, nil, config.get().chat.conceal_mentions)
-    end,
-  })
+  vim.api.nvim_create_autocmd(
+    { "TextChanged", "TextChangedI", "CompleteDone", "InsertLeave", "BufEnter" },
+    {
+      group = group,
+      buffer = input,
+      callback = function()
+        mentions.decorate(input, 0, nil, config.get().chat.conceal_mentions)
+      end,
+    }
+  )
 end
 
 ---@return integer? window of the transcript in the current tab
@@ -179,6 +214,9 @@ end
 --- Show the chat in the current tab (or focus it) and put the cursor in the input.
 function Chat:open()
   local opts = config.get().chat
+  if self:_ensure_buffers() and self.session_id then
+    self:_load_history(self.session_id)
+  end
   local transcript_win = self:_window(self.transcript.buf)
   if not transcript_win then
     local buf = self.transcript.buf
@@ -243,6 +281,9 @@ function Chat:refresh_winbar()
   local state = self.turn_running and "%#WaveBusy#● answering%*" or "%#WaveIdle#○ ready%*"
   local name = escape(vim.fn.fnamemodify(self.root, ":t"))
   local bar = ("%%#WaveTitle# Wave %%* %s · %s · %s"):format(name, escape(self.mode), state)
+  if self.tokens then
+    bar = bar .. ("%%=%%#Comment#%s tokens %%*"):format(render.thousands(self.tokens))
+  end
   local win = self:_window(self.transcript.buf)
   if win then
     vim.wo[win].winbar = bar
@@ -366,7 +407,13 @@ end
 
 --- Apply a server update of this chat's session.
 function Chat:on_update(update)
-  if update.kind == "turnEnded" then
+  if not usable(self.transcript.buf) then
+    return -- deleted by the user: rebuilt from the session's messages at the next open
+  end
+  if update.kind == "usage" and update.total then
+    self.tokens = update.total.total_tokens
+    self:refresh_winbar()
+  elseif update.kind == "turnEnded" then
     self.turn_ended = true
     self.turn_running = false
     self:refresh_winbar()
@@ -394,15 +441,28 @@ function Chat:resume(session_id)
         return
       end
       self.session_id, self.client_id, self.resume_id = result.sessionId, c.id, nil
-      client.request(c, "wave/session/messages", { sessionId = session_id }, function(res, err2)
-        if err2 then
-          notify("could not read " .. session_id .. ": " .. err2.message, vim.log.levels.ERROR)
-          return
-        end
-        self.transcript:load(res.messages or {})
+      self:_load_history(session_id, function()
         self.transcript:notice("Resumed session " .. session_id)
         self:open()
       end)
+    end)
+  end)
+end
+
+--- Fill the transcript with a session's messages (`wave/session/messages`).
+---@param session_id string
+---@param done fun()?
+function Chat:_load_history(session_id, done)
+  client.with_client(self.root, function(c)
+    client.request(c, "wave/session/messages", { sessionId = session_id }, function(res, err)
+      if err then
+        notify("could not read " .. session_id .. ": " .. err.message, vim.log.levels.ERROR)
+        return
+      end
+      self.transcript:load(res.messages or {})
+      if done then
+        done()
+      end
     end)
   end)
 end
@@ -413,7 +473,7 @@ function Chat:new_session()
     notify("stop the running turn first (:WaveStop)", vim.log.levels.WARN)
     return false
   end
-  self.session_id, self.resume_id, self.turn_running = nil, nil, false
+  self.session_id, self.resume_id, self.turn_running, self.tokens = nil, nil, false, nil
   self.transcript:reset()
   self:refresh_winbar()
   return true

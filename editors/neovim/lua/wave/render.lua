@@ -158,6 +158,14 @@ function M.agent(agent)
   return { lines = lines, marks = marks }
 end
 
+--- `12,345` for 12345.
+---@param n number
+function M.thousands(n)
+  local text = tostring(math.floor(n))
+  local out = text:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+
 --- `3 min ago` for an epoch-milliseconds time.
 ---@param ms number
 ---@param now_ms number?
