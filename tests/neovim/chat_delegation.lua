@@ -46,7 +46,8 @@ H.contains(text, "The tests are in tests/test_app.py; test_answer checks answer(
 -- Streamed: the final answer was seen part-written before it was whole.
 local partial = false
 for _, snapshot in ipairs(snapshots) do
-  if snapshot:find("The tests are in", 1, true) and not snapshot:find("checks answer().", 1, true) then
+  local started = snapshot:find("The tests are in", 1, true)
+  if started and not snapshot:find("checks answer().", 1, true) then
     partial = true
   end
 end
@@ -72,7 +73,8 @@ for _, params in ipairs(progress) do
   end
   H.truthy(params.token:match("^wave/agent/"), "progress token")
 end
-H.truthy(kinds.begin and kinds.report and kinds["end"], "begin, report and end: " .. vim.inspect(progress))
+local all = kinds.begin and kinds.report and kinds["end"]
+H.truthy(all, "begin, report and end: " .. vim.inspect(progress))
 H.eq({ "Explore: Find the tests" }, titles, "progress title")
 local shown = false
 for _, status in ipairs(statuses) do

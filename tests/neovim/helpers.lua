@@ -44,10 +44,12 @@ end
 
 function H.contains(haystack, needle, what)
   if type(haystack) ~= "string" or not haystack:find(needle, 1, true) then
-    error(
-      ("%s: %s not found in:\n%s%s"):format(what or "text", vim.inspect(needle), tostring(haystack), H.context()),
-      2
+    local message = ("%s: %s not found in:\n%s"):format(
+      what or "text",
+      vim.inspect(needle),
+      tostring(haystack)
     )
+    error(message .. H.context(), 2)
   end
 end
 

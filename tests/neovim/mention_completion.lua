@@ -34,7 +34,8 @@ H.eq("ask é😀 [@agent:Explore] where?", line, "input text")
 
 -- Displayed as `@Explore`: `[`, `agent:` and `]` concealed, the tag highlighted.
 local function marks()
-  return vim.api.nvim_buf_get_extmarks(input, require("wave.mentions").ns, 0, -1, { details = true })
+  local ns = require("wave.mentions").ns
+  return vim.api.nvim_buf_get_extmarks(input, ns, 0, -1, { details = true })
 end
 H.wait("the mention's extmarks", function()
   return #marks() > 0

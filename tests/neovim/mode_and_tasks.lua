@@ -33,7 +33,8 @@ H.wait("the task to stop", function()
   local listed = H.client():request_sync("wave/tasks/list", { sessionId = chat.session_id }, 2000)
   return listed.result.tasks[1].status == "stopped"
 end)
-H.truthy(H.prompts[1].items[1]:find("^◐ running · bash%-%x+ · sleep 30"), "task item: " .. H.prompts[1].items[1])
+local item = H.prompts[1].items[1]
+H.truthy(item:find("^◐ running · bash%-%x+ · sleep 30"), "task item: " .. item)
 H.eq({ "Stop it", "Keep it running" }, H.prompts[2].items, "confirmation")
 
 -- Pick a mode: the live session is reconfigured.

@@ -47,7 +47,8 @@ for _, win in ipairs(vim.api.nvim_list_wins()) do
   H.eq("", vim.api.nvim_win_get_config(win).relative, "no float left open")
 end
 
-H.eq({ "def answer_value():", "    return 42" }, vim.fn.readfile("src/app.py"), "the edits were made")
+local edited = vim.fn.readfile("src/app.py")
+H.eq({ "def answer_value():", "    return 42" }, edited, "the edits were made")
 H.eq(0, vim.fn.filereadable("made.txt"), "the denied command did not run")
 local text = H.text(chat.transcript.buf)
 H.contains(text, "> Allowed for this session: Edit", "notice")

@@ -8,7 +8,9 @@ H.eq(0, vim.fn.exists(":WaveChat"), "no command before the plugin is added")
 vim.opt.rtp:append(plugin)
 require("wave").setup({ permission_mode = "nonsense" })
 H.eq("default", require("wave.config").get().permission_mode, "a bad option falls back")
-for _, name in ipairs({ "WaveChat", "WaveStop", "WaveSessions", "WaveMode", "WaveTasks", "WaveWorktrees" }) do
+local commands =
+  { "WaveChat", "WaveStop", "WaveSessions", "WaveMode", "WaveTasks", "WaveWorktrees" }
+for _, name in ipairs(commands) do
   H.eq(2, vim.fn.exists(":" .. name), name)
 end
 H.truthy(vim.fn.maparg("<Plug>(WaveChat)", "n") ~= "", "<Plug>(WaveChat)")
@@ -26,7 +28,18 @@ vim.fn.mkdir(docs .. "/doc", "p")
 vim.fn.writefile(vim.fn.readfile(plugin .. "/doc/wave.txt"), docs .. "/doc/wave.txt")
 vim.cmd("helptags " .. docs .. "/doc")
 vim.opt.rtp:append(docs)
-for _, tag in ipairs({ "wave", ":WaveChat", ":WaveSessions", "wave-config", "wave.setup()", "wave-completion", "wave-permissions", "wave-health", "wave-statusline" }) do
+local tags = {
+  "wave",
+  ":WaveChat",
+  ":WaveSessions",
+  "wave-config",
+  "wave.setup()",
+  "wave-completion",
+  "wave-permissions",
+  "wave-health",
+  "wave-statusline",
+}
+for _, tag in ipairs(tags) do
   vim.cmd("help " .. tag)
   H.eq("wave.txt", vim.fn.expand("%:t"), "help " .. tag)
   H.contains(vim.api.nvim_get_current_line(), "*" .. tag .. "*", "the tag's line")

@@ -54,7 +54,7 @@ H.wait("back in the first session", function()
 end)
 local listed = H.prompts[2].items
 H.eq(2, #listed, "two sessions")
-H.truthy(listed[1]:find("^second question .* · current$"), "newest first, marked current: " .. listed[1])
+H.truthy(listed[1]:find("^second question .* · current$"), "newest first, current: " .. listed[1])
 H.truthy(listed[2]:find("^first question .* · live$"), "the first is live: " .. listed[2])
 H.contains(H.text(chat.transcript.buf), "first question", "its history")
 H.done()

@@ -23,9 +23,10 @@ end)
 local root = vim.fs.normalize(vim.fn.getcwd())
 H.eq(root, client.root_dir, "root")
 H.eq("utf-8", client.offset_encoding, "negotiated position encoding")
-H.eq("acceptEdits", client.config.init_options.permissionMode, "initializationOptions.permissionMode")
-H.eq("fake-model", client.config.init_options.model, "initializationOptions.model")
-H.eq(nil, client.config.init_options.apiKey, "no key in initializationOptions")
+local init_options = client.config.init_options
+H.eq("acceptEdits", init_options.permissionMode, "initializationOptions.permissionMode")
+H.eq("fake-model", init_options.model, "initializationOptions.model")
+H.eq(nil, init_options.apiKey, "no key in initializationOptions")
 H.eq(true, client.config.capabilities.experimental.wave.permissionRequest, "permission capability")
 H.eq("wave-ls", client.server_info and client.server_info.name, "serverInfo.name")
 
@@ -40,7 +41,8 @@ H.eq(chat.input_buf, vim.api.nvim_get_current_buf(), "the cursor is in the input
 H.eq("wave_input", vim.bo[chat.input_buf].filetype, "input filetype")
 local wins = vim.api.nvim_tabpage_list_wins(0)
 H.eq(3, #wins, "windows: code, transcript, input")
-H.truthy(vim.wo[vim.fn.bufwinid(chat.transcript.buf)].winbar:find("acceptEdits", 1, true), "winbar shows the mode")
+local winbar = vim.wo[vim.fn.bufwinid(chat.transcript.buf)].winbar
+H.truthy(winbar:find("acceptEdits", 1, true), "winbar shows the mode")
 
 -- :WaveChat again focuses the same chat instead of opening more windows.
 vim.cmd.wincmd("t")
@@ -65,4 +67,18 @@ H.wait("a second client", function()
 end)
 local second = vim.lsp.get_clients({ bufnr = other_buf, name = "wave" })[1]
 H.eq(vim.fs.normalize(other), second.root_dir, "second root")
+
+-- `q` closes the chat; in a tab of its own (chat.position = "tab") it closes that tab.
+vim.cmd("only")
+vim.cmd.edit(root .. "/src/app.py")
+vim.cmd("WaveChat")
+H.eq(3, #vim.api.nvim_tabpage_list_wins(0), "chat open")
+vim.api.nvim_feedkeys("q", "tx", false)
+H.eq(1, #vim.api.nvim_tabpage_list_wins(0), "closed with q")
+require("wave").setup({ chat = { position = "tab" } })
+vim.cmd("WaveChat")
+H.eq(2, #vim.api.nvim_list_tabpages(), "a tab for the chat")
+H.eq(2, #vim.api.nvim_tabpage_list_wins(0), "transcript and input in it")
+vim.api.nvim_feedkeys("q", "tx", false)
+H.eq(1, #vim.api.nvim_list_tabpages(), "the tab closed with q")
 H.done()

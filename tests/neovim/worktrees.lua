@@ -21,7 +21,8 @@ H.wait("the server", function()
   return client and client.initialized
 end)
 local client = H.client()
-local made = client:request_sync("wave/session/new", { cwd = chat.root, worktree = "feature" }, 5000)
+local params = { cwd = chat.root, worktree = "feature" }
+local made = client:request_sync("wave/session/new", params, 5000)
 H.truthy(made and made.result, "session in a worktree: " .. vim.inspect(made))
 local path = made.result.worktree.path
 client:request_sync("wave/session/close", { sessionId = made.result.sessionId }, 5000)
@@ -39,7 +40,8 @@ H.contains(diff, "diff --git a/README.md b/README.md", "patch")
 H.contains(diff, "+# changed in the worktree", "patch")
 H.contains(diff, "+new", "new file")
 H.contains(vim.wo.winbar, "2 files", "winbar")
-H.truthy(H.prompts[1].items[1]:find("^feature · worktree%-feature"), "list item: " .. H.prompts[1].items[1])
+local item = H.prompts[1].items[1]
+H.truthy(item:find("^feature · worktree%-feature"), "list item: " .. item)
 H.eq({ "Show diff", "Remove", "Cancel" }, H.prompts[2].items, "actions")
 vim.cmd.tabclose()
 

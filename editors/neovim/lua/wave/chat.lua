@@ -126,7 +126,8 @@ end
 
 local function map(buf, mode, lhs, rhs, desc, opts)
   if lhs and lhs ~= false and lhs ~= "" then
-    vim.keymap.set(mode, lhs, rhs, vim.tbl_extend("force", { buffer = buf, desc = desc }, opts or {}))
+    local options = vim.tbl_extend("force", { buffer = buf, desc = desc }, opts or {})
+    vim.keymap.set(mode, lhs, rhs, options)
   end
 end
 
@@ -267,8 +268,12 @@ end
 function Chat:close()
   for _, buf in ipairs({ self.input_buf, self.transcript.buf }) do
     local win = self:_window(buf)
-    if win and #vim.api.nvim_tabpage_list_wins(0) > 1 then
-      vim.api.nvim_win_close(win, false)
+    if win then
+      if #vim.api.nvim_tabpage_list_wins(0) > 1 then
+        vim.api.nvim_win_close(win, false)
+      elseif #vim.api.nvim_list_tabpages() > 1 then
+        vim.cmd("tabclose") -- the chat's own tab (position = "tab")
+      end
     end
   end
 end

@@ -19,7 +19,8 @@ local function run(args)
   end
   local done = process:wait(20000)
   if done.code ~= 0 and (done.stdout or "") == "" then
-    return nil, vim.trim(done.stderr or "") ~= "" and vim.trim(done.stderr) or ("exit " .. done.code)
+    local stderr = vim.trim(done.stderr or "")
+    return nil, stderr ~= "" and stderr or ("exit " .. done.code)
   end
   return done
 end

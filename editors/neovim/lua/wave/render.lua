@@ -109,7 +109,8 @@ function M.tool(block)
 end
 
 --- The block of one delegation: type and title, task, latest activity, then the summary.
----@param agent table {status, subagentType, description, prompt, activity, summary, result, error, background, worktree}
+---@param agent table {status, subagentType, description, prompt, activity, summary, result,
+---  error, background, worktree}
 function M.agent(agent)
   local icon = M.icons[agent.status] or M.icons.running
   local title = agent.subagentType or "Agent"
