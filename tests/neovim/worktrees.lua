@@ -45,11 +45,16 @@ H.truthy(item:find("^feature · worktree%-feature"), "list item: " .. item)
 H.eq({ "Show diff", "Remove", "Cancel" }, H.prompts[2].items, "actions")
 vim.cmd.tabclose()
 
+local notices = {}
+vim.notify = function(message)
+  table.insert(notices, message)
+end
 answers = { "feature", "Remove", "Remove", "Remove and lose them" }
 vim.cmd("WaveWorktrees")
-H.wait("the worktree to go", function()
-  return vim.fn.isdirectory(path) == 0
+H.wait("the removal to be reported", function()
+  return vim.tbl_contains(notices, "wave: removed " .. path)
 end)
+H.eq(0, vim.fn.isdirectory(path), "the worktree is gone")
 H.contains(H.prompts[5].prompt, "Remove " .. path, "confirmation")
 H.contains(H.prompts[6].prompt, "Not removed:", "second confirmation")
 local branches = vim.fn.systemlist({ "git", "branch", "--format=%(refname:short)" })
