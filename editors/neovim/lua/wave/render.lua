@@ -98,6 +98,10 @@ function M.tool(block)
   end
   local prefix = icon .. " " .. block.name
   local line = detail ~= "" and (prefix .. "  " .. M.one_line(detail, 120)) or prefix
+  local rule = type(block.details) == "table" and block.details.permission
+  if type(rule) == "string" and rule ~= "" then
+    line = line .. " · " .. M.one_line(rule, 80) -- the session allowance that let it run
+  end
   return {
     lines = { line },
     marks = {
