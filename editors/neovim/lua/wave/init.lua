@@ -27,7 +27,9 @@ function M.open_chat(text, new)
   require("wave.client").with_client(chat.root, function() end) -- start the server early
   chat:open()
   if text and vim.trim(text) ~= "" then
-    chat:send(text)
+    chat:send(text, function() -- not taken: keep it in the input
+      vim.api.nvim_buf_set_lines(chat.input_buf, 0, -1, false, vim.split(text, "\n"))
+    end)
   end
   return chat
 end
