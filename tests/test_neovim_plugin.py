@@ -153,6 +153,7 @@ CONVERSATIONS = {
         route("first question", reply("first answer")),
         route("follow up", reply("follow-up answer")),
         route("second question", reply("second answer")),
+        route("after restart", reply("back again")),
     ]
 }
 
@@ -168,9 +169,15 @@ def test_sessions_are_listed_and_resumed_after_a_restart(project: Path, home: Pa
             for body in model.chat_bodies()
             if body["messages"][-1].get("content") == "follow up"
         )
-    said = [m.get("content") for m in follow_up["messages"]]
-    assert "first question" in said
-    assert "first answer" in said
+        after_restart = next(
+            body
+            for body in model.chat_bodies()
+            if body["messages"][-1].get("content") == "after restart"
+        )
+    for body in (after_restart, follow_up):
+        said = [m.get("content") for m in body["messages"]]
+        assert "first question" in said
+        assert "first answer" in said
 
 
 def test_worktrees_listed_diffed_in_a_tab_and_removed_after_confirmation(

@@ -337,7 +337,7 @@ function Chat:with_session(fn, on_fail)
         end
       end
     end)
-  end)
+  end, on_fail)
   if not started then
     on_fail()
   end
@@ -513,11 +513,15 @@ function Chat:on_client_exit(code)
   if had_session then
     self.resume_id = self.session_id
   end
+  local queued = self.waiting or {}
   self.session_id, self.client_id, self.request_id, self.waiting = nil, nil, nil, nil
   self.turn_running = false
   if had_session then
     local text = ("The server stopped (exit code %d); the next message resumes this session.")
     self.transcript:notice(text:format(code or -1), "WaveError")
+  end
+  for _, waiting in ipairs(queued) do
+    waiting[2]() -- messages that waited for a session are not taken
   end
   self:refresh_winbar()
 end

@@ -13,10 +13,12 @@ M.name = "wave"
 local UPDATE = "wave/session/update"
 local PERMISSION = "wave/permission/request"
 
----@type table<integer, fun(client: vim.lsp.Client)[]> callbacks waiting for `initialize`
+---@type table<integer, {[1]: fun(client: vim.lsp.Client), [2]: fun()?}[]> waiting for `initialize`
 local waiting = {}
 ---@type table<integer, boolean>
 local ready = {}
+---@type table<integer, boolean> clients whose server ended (Neovim may still list them a while)
+local exited = {}
 ---@type table<string, fun(event: table)>
 local subscribers = {}
 
@@ -85,15 +87,21 @@ local function client_config(root)
       ready[client.id] = true
       local callbacks = waiting[client.id] or {}
       waiting[client.id] = nil
-      for _, fn in ipairs(callbacks) do
+      for _, callback in ipairs(callbacks) do
         vim.schedule(function()
-          fn(client)
+          callback[1](client)
         end)
       end
     end,
     on_exit = function(code, _, client_id)
-      ready[client_id], waiting[client_id] = nil, nil
+      local dropped = waiting[client_id] or {}
+      ready[client_id], waiting[client_id], exited[client_id] = nil, nil, true
       vim.schedule(function()
+        for _, callback in ipairs(dropped) do
+          if callback[2] then
+            callback[2]() -- it ended before `initialize` was answered
+          end
+        end
         publish({ type = "exit", client_id = client_id, root = root, code = code })
       end)
     end,
@@ -120,7 +128,7 @@ local function watch_progress()
 end
 
 local function same_root(client, cfg)
-  return client.name == M.name and client.root_dir == cfg.root_dir
+  return client.name == M.name and client.root_dir == cfg.root_dir and not exited[client.id]
 end
 
 local function check_cmd()
@@ -142,7 +150,7 @@ end
 ---@return vim.lsp.Client?
 function M.get(root)
   for _, client in ipairs(vim.lsp.get_clients({ name = M.name })) do
-    if client.root_dir == root then
+    if client.root_dir == root and not exited[client.id] then
       return client
     end
   end
@@ -152,8 +160,9 @@ end
 --- needed).
 ---@param root string
 ---@param fn fun(client: vim.lsp.Client)
+---@param on_fail fun()? the server ended before it was ready
 ---@return boolean started false when the server could not be started (the user was told)
-function M.with_client(root, fn)
+function M.with_client(root, fn, on_fail)
   local existing = M.get(root)
   if existing and ready[existing.id] then
     fn(existing)
@@ -175,7 +184,7 @@ function M.with_client(root, fn)
     return true
   end
   waiting[id] = waiting[id] or {}
-  table.insert(waiting[id], fn)
+  table.insert(waiting[id], { fn, on_fail })
   return true
 end
 
