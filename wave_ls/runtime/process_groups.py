@@ -30,21 +30,35 @@ class GroupReaper:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
 
+    def start(self) -> None:
+        """Start the reaper now (a server does at start-up; otherwise the first ``watch``
+        does), so that its pipe is there from the beginning."""
+        with self._lock:
+            self._running()
+
     def watch(self, pgid: int) -> None:
         """Have ``pgid`` killed when this process ends (best effort: never raises)."""
         line = b"%d\n" % pgid
         with self._lock:
             for _attempt in range(2):
-                process = self._process
-                if process is None or process.poll() is not None:
-                    process = self._process = self._start()
+                process = self._running()
                 if process is None or process.stdin is None:
                     return
                 try:
                     os.write(process.stdin.fileno(), line)
                     return
                 except OSError:  # the reaper died: start another one
+                    with contextlib.suppress(OSError):
+                        process.stdin.close()
                     self._process = None
+
+    def _running(self) -> subprocess.Popen[bytes] | None:
+        if self._process is None or self._process.poll() is not None:
+            if self._process is not None and self._process.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self._process.stdin.close()
+            self._process = self._start()
+        return self._process
 
     def _start(self) -> subprocess.Popen[bytes] | None:
         try:
