@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from wave_ls.chat_input.query import AtWord, at_query, at_word, index_to_utf16, utf16_to_index
+from wave_ls.chat_input.query import AtWord, at_query, at_word, index_to_offset, offset_to_index
 
 
 @pytest.mark.parametrize(
@@ -44,5 +44,19 @@ def test_at_word_gives_the_range_to_replace_in_utf16_units() -> None:
 
 def test_utf16_conversion_round_trips_and_rounds_down_inside_a_pair() -> None:
     text = "a😀b"
-    assert [utf16_to_index(text, units) for units in range(6)] == [0, 1, 1, 2, 3, 3]
-    assert [index_to_utf16(text, index) for index in range(4)] == [0, 1, 3, 4]
+    assert [offset_to_index(text, units) for units in range(6)] == [0, 1, 1, 2, 3, 3]
+    assert [index_to_offset(text, index) for index in range(4)] == [0, 1, 3, 4]
+
+
+def test_utf8_offsets_count_bytes_and_round_down_inside_a_character() -> None:
+    text = "aé😀b"  # 1 + 2 + 4 + 1 bytes
+    assert [offset_to_index(text, n, "utf-8") for n in range(9)] == [0, 1, 1, 2, 2, 2, 2, 3, 4]
+    assert [index_to_offset(text, i, "utf-8") for i in range(5)] == [0, 1, 3, 7, 8]
+
+
+def test_the_query_is_found_in_each_encoding() -> None:
+    text = "héllo 😀 @Exp"
+    cursors = {"utf-8": len(text.encode()), "utf-16": len(text) + 1, "utf-32": len(text)}
+    for encoding, cursor in cursors.items():
+        assert at_query(text, cursor, encoding) == "Exp"  # type: ignore[arg-type]
+        assert at_query(text, cursor - 1, encoding) == "Ex"  # type: ignore[arg-type]

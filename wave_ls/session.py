@@ -23,6 +23,7 @@ from wave_ls.chat_input.mentions import (
     find_file_mentions,
     mention_reminder,
 )
+from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.core import (
     EventSink,
     Message,
@@ -33,9 +34,10 @@ from wave_ls.runtime.core import (
     Tool,
     ToolContext,
 )
-from wave_ls.runtime.loop import AgentConfig, Conversation, TurnResult
+from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
+from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.runtime.tools.task_control import TaskOutputTool, TaskStopTool
 from wave_ls.runtime.tools.worktree_tools import EnterWorktreeTool, ExitWorktreeTool
@@ -129,11 +131,13 @@ class AgentSession:
             client,
             context,
             sink=sink,
-            asker=asker,
+            # "Allow for this session" answers are kept here; subagents ask through it too.
+            asker=RememberingAsker(asker or DenyAll(), self.cwd),
             messages=list(messages),
             on_append=self.transcript.append if self.transcript else None,
         )
         self._lock = asyncio.Lock()
+        self._turn: asyncio.Task[Any] | None = None  # the task running the current turn
         self._waking: asyncio.Task[None] | None = None
         self._turn_reason = ""
         self._user_waiting = False  # a message waits for the session's own turn to end
@@ -166,10 +170,13 @@ class AgentSession:
             self._user_waiting = False
         try:
             self._turn_reason = "user"
+            self._turn = asyncio.current_task()
             return await self.conversation.run_turn(self.user_messages(text))
         finally:
             self._turn_reason = ""
+            self._turn = None
             self._lock.release()
+            self._turn_ended()
             if self.tasks.pending_notices:
                 self._wake_soon()
 
@@ -188,12 +195,15 @@ class AgentSession:
                 if not self.tasks.pending_notices:  # a message queued first has taken them
                     return
                 self._turn_reason = "notification"
+                self._turn = asyncio.current_task()
                 try:
                     await self.conversation.run_turn([])
                 except Exception:
                     log.exception("session %s: the turn for task notices failed", self.id)
                 finally:
                     self._turn_reason = ""
+                    self._turn = None
+                    self._turn_ended()
 
     def _moved(self, cwd: Path, write_root: Path | None) -> None:
         """The session entered or left a worktree: its tools run there from now on."""
@@ -216,13 +226,49 @@ class AgentSession:
         ):
             await asyncio.sleep(poll)
 
+    @property
+    def permission_mode(self) -> PermissionMode:
+        return self.conversation.config.permission_mode
+
+    def configure(
+        self, *, permission_mode: PermissionMode | None = None, model: str | None = None
+    ) -> tuple[PermissionMode, str]:
+        """Switch the permission mode or the model from the next model round; the values
+        that will be in force are returned and kept in the transcript (a resume keeps them)."""
+        self.conversation.reconfigure(permission_mode=permission_mode, model=model)
+        mode: PermissionMode = self.conversation.upcoming("permission_mode")
+        chosen: str = self.conversation.upcoming("model")
+        if self.transcript is not None and (permission_mode or model):
+            changed = {"permissionMode": permission_mode, "model": model}
+            self.transcript.write_record(
+                {"type": "config", **{k: v for k, v in changed.items() if v is not None}}
+            )
+        return mode, chosen
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     async def close(self) -> None:
-        """Stop every background task (their stop rules run) and any pending wake-up; the
-        notices of the stopped tasks start no turn."""
+        """End the session: cancel its turn, stop every background task (their worktree
+        rules run; their notices start no turn), and let go of its transcript and worktree
+        (which stays). A closed session can be resumed from its transcript."""
         self._closed = True
-        if self._waking is not None:
-            self._waking.cancel()
+        running = [t for t in (self._turn, self._waking) if t is not None and not t.done()]
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.wait(running)
         await self.tasks.stop_all()
+        self.worktrees.close()
+        if self.transcript is not None:
+            self.transcript.close()
+            await asyncio.to_thread(read_summary, self.transcript.path)
+
+    def _turn_ended(self) -> None:
+        """Bring the saved summary (``wave/session/list``) up to date, off the event loop."""
+        if self.transcript is not None and not self._closed:
+            asyncio.get_running_loop().run_in_executor(None, read_summary, self.transcript.path)
 
     def user_messages(self, text: str) -> list[Message]:
         """The user's message verbatim, then the reminders its mentions call for."""

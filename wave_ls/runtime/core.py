@@ -155,8 +155,10 @@ class UserMessageAdded:
 
 @dataclass
 class AssistantContentDelta:
+    """New assistant text of the current round (only the new part: a stream of deltas
+    costs linear time; the whole text arrives with ``AssistantMessageAdded``)."""
+
     delta: str
-    content: str  # the whole text so far in this round
 
 
 @dataclass
@@ -231,15 +233,29 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 
 @dataclass
 class PermissionRequest:
+    """One "may this run?" question.
+
+    ``cwd`` is the calling agent's working directory (relative paths in ``arguments`` are
+    relative to it); ``preview`` shows what the call would change (``{path, diff}`` for
+    Write and Edit: the file's absolute path and the unified diff).
+    """
+
     tool_name: str
     arguments: dict[str, Any]
     summary: str  # one line a person reads: "Edit src/app.py", "Bash: rm -rf build"
+    cwd: Path | None = None
+    preview: dict[str, str] | None = None
 
 
 @dataclass
 class PermissionDecision:
     allowed: bool
     message: str = ""  # shown to the model when denied
+    # Allow calls of the same kind for the rest of the session (see ``runtime/allowances``).
+    remember: bool = False
+    # The session rule this decision made or used ("allowed for this session: ..."), shown
+    # with the tool call in the transcript.
+    rule: str = ""
 
 
 class PermissionAsker(Protocol):
@@ -302,6 +318,15 @@ class Tool(Protocol):
     def description(self) -> str: ...  # may be computed (the Agent tool's is)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+@runtime_checkable
+class PreviewsChanges(Protocol):
+    """A tool that can show what a call would change before permission is asked."""
+
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, str] | None:
+        """``{path, diff}`` for the call, or None when there is nothing to show."""
+        ...
 
 
 def tool_schema(tool: Tool) -> dict[str, Any]:

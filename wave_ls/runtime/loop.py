@@ -29,6 +29,7 @@ from wave_ls.runtime.core import (
     PermissionDecision,
     PermissionMode,
     PermissionRequest,
+    PreviewsChanges,
     Tool,
     ToolBlockUpdated,
     ToolCall,
@@ -110,6 +111,9 @@ class Conversation:
         self.messages: list[Message] = list(messages or [])
         self.on_append = on_append
         self.usage = Usage()
+        self._streamed: list[str] = []
+        self._pending: dict[str, Any] = {}
+        self._in_turn = False
 
     # ------------------------------------------------------------------ public
 
@@ -122,8 +126,37 @@ class Conversation:
         elif message.role == "assistant":
             self.sink.emit(AssistantMessageAdded(message))
 
+    def reconfigure(
+        self, *, permission_mode: PermissionMode | None = None, model: str | None = None
+    ) -> None:
+        """Change the permission mode or the model from the next model round (at once when
+        no turn runs)."""
+        if permission_mode is not None:
+            self._pending["permission_mode"] = permission_mode
+        if model is not None:
+            self._pending["model"] = model
+        if not self._in_turn:
+            self._apply_pending()
+
+    def upcoming(self, name: str) -> Any:
+        """The value of the config field ``name`` from the next model round on."""
+        return self._pending.get(name, getattr(self.config, name))
+
+    def _apply_pending(self) -> None:
+        for name, value in self._pending.items():
+            setattr(self.config, name, value)
+        self._pending.clear()
+
     async def run_turn(self, user_messages: Sequence[Message] = ()) -> TurnResult:
         """Add ``user_messages`` and run rounds until an answer without tool calls."""
+        self._in_turn = True
+        try:
+            return await self._run_turn(user_messages)
+        finally:
+            self._in_turn = False
+            self._apply_pending()
+
+    async def _run_turn(self, user_messages: Sequence[Message]) -> TurnResult:
         for message in user_messages:
             self.append(message)
         self.sink.emit(MessagesChanged(list(self.messages)))
@@ -165,12 +198,18 @@ class Conversation:
 
     # ------------------------------------------------------------------ model
 
+    @property
+    def streamed_text(self) -> str:
+        """The assistant text streamed so far in the current round."""
+        return "".join(self._streamed)
+
     async def _model_round(self) -> Any:
-        streamed: list[str] = []
+        self._apply_pending()
+        self._streamed = []  # appended to, never re-joined per delta: linear in the answer
 
         def on_delta(delta: str) -> None:
-            streamed.append(delta)
-            self.sink.emit(AssistantContentDelta(delta, "".join(streamed)))
+            self._streamed.append(delta)
+            self.sink.emit(AssistantContentDelta(delta))
 
         request = ModelRequest(
             model=self.config.model,
@@ -205,7 +244,15 @@ class Conversation:
             return
         results = await asyncio.gather(*(self._run_one(call) for call in batch))
         for call, result in zip(batch, results, strict=True):
-            self.append(Message("tool", result.content, tool_call_id=call.id, name=call.name))
+            # A session rule that allowed the call is kept with it in the transcript.
+            meta = (
+                {"permission": result.details["permission"]}
+                if result.details.get("permission")
+                else {}
+            )
+            self.append(
+                Message("tool", result.content, tool_call_id=call.id, name=call.name, meta=meta)
+            )
             status: Literal["completed", "failed"] = "failed" if result.is_error else "completed"
             self._block(call, status, result.short_result, result.content, result.details)
 
@@ -228,17 +275,17 @@ class Conversation:
             return ToolResult(f"Invalid JSON arguments for {call.name}: {exc}", is_error=True)
         if not isinstance(args, dict):
             return ToolResult(f"Arguments for {call.name} must be a JSON object", is_error=True)
-        denial = await self._permission_denial(tool, args)
-        if denial is not None:
-            return ToolResult(denial, is_error=True, short_result="denied")
-        self._block(call, "running")
         context = dataclasses.replace(
             self.context,
             tool_call_id=call.id,
             report=lambda text, details=None: self._block(call, "running", text, None, details),
         )
         try:
-            return await tool.run(args, context)
+            decision = await self._permission(tool, args, context)
+            if not decision.allowed:
+                return ToolResult(decision.message, is_error=True, short_result="denied")
+            self._block(call, "running")
+            result = await tool.run(args, context)
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True, short_result="error")
         except asyncio.CancelledError:
@@ -246,8 +293,19 @@ class Conversation:
         except Exception as exc:
             log.exception("tool %s crashed", call.name)
             return ToolResult(f"{call.name} failed: {exc}", is_error=True, short_result="error")
+        if decision.rule:
+            result.details = {**result.details, "permission": decision.rule}
+        return result
 
-    async def _permission_denial(self, tool: Tool, args: dict[str, Any]) -> str | None:
+    async def _permission(
+        self, tool: Tool, args: dict[str, Any], ctx: ToolContext
+    ) -> PermissionDecision:
+        """The policy's verdict; a person (the asker) decides what the policy leaves open.
+
+        A tool that previews its change (Write, Edit) computes the preview first; a preview
+        that fails (``ToolError``: the text to replace is not there) fails the call without
+        asking anybody.
+        """
         verdict = decide(
             self.config.permission_mode,
             tool.name,
@@ -255,15 +313,15 @@ class Conversation:
             read_only=tool.read_only,
             read_only_bash=self.config.read_only_bash,
         )
-        if verdict.action == "allow":
-            return None
-        if verdict.action == "deny":
-            return verdict.message
+        if verdict.action != "ask":
+            return PermissionDecision(verdict.action == "allow", verdict.message)
         summary = permission_summary(tool.name, args)
-        decision = await self.asker.ask(PermissionRequest(tool.name, args, summary))
-        if decision.allowed:
-            return None
-        return decision.message or f"The user denied permission to {summary}."
+        preview = await tool.preview(args, ctx) if isinstance(tool, PreviewsChanges) else None
+        request = PermissionRequest(tool.name, args, summary, cwd=ctx.cwd, preview=preview)
+        decision = await self.asker.ask(request)
+        if not decision.allowed and not decision.message:
+            decision.message = f"The user denied permission to {summary}."
+        return decision
 
     def _block(
         self,

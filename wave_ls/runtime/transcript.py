@@ -2,18 +2,23 @@
 
 ``$HOME/.wave/sessions/<sessionId>.jsonl``: the first line is a header
 ``{"type": "session", "version": 1, "sessionId", "cwd", "model", "createdAt", ...}``, then one
-``{"type": "message", "message": <Message.to_json()>}`` line per message. Each line is
-written, flushed and fsynced on its own, so a killed process loses at most the line in
-flight; ``load_transcript`` skips such a torn line (with a warning) and keeps the rest.
+``{"type": "message", "message": <Message.to_json()>}`` line per message, and a
+``{"type": "config", "permissionMode"?, "model"?}`` line whenever the session is
+reconfigured. Each line is written and flushed on its own, so a killed process loses at most
+the line in flight (``load_transcript`` skips such a torn line, with a warning, and keeps the
+rest); the fsync that makes lines survive a machine crash runs on a background thread, off
+the event loop every session shares.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -23,6 +28,8 @@ from wave_ls.runtime.core import Message
 log = logging.getLogger(__name__)
 
 TRANSCRIPT_VERSION = 1
+# One thread fsyncs every transcript of the process, so no fsync blocks the event loop.
+_SYNC = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcript-fsync")
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -61,6 +68,7 @@ class TranscriptWriter:
         self.fsync = fsync
         self._file: BinaryIO | None = None
         self._lock = threading.Lock()
+        self._sync_pending = False
 
     def write_header(self, session_id: str, cwd: Path | str, model: str, **extra: Any) -> bool:
         """Write the header line if the transcript is new; False if it already has lines.
@@ -86,13 +94,28 @@ class TranscriptWriter:
             return True
 
     def append(self, message: Message) -> None:
-        """Append one message; it is on disk when this returns (unless ``fsync=False``)."""
-        with self._lock:
-            self._write(self._open(), {"type": "message", "message": message.to_json()})
+        """Append one message; a killed process keeps it once this returns (a machine crash
+        once the background fsync ran, unless ``fsync=False``)."""
+        self.write_record({"type": "message", "message": message.to_json()})
 
-    def close(self) -> None:
+    def write_record(self, record: dict[str, Any]) -> None:
+        """Append one record (``{"type": ..., ...}``)."""
+        with self._lock:
+            self._write(self._open(), record)
+
+    def flush(self) -> None:
+        """Wait until every line written so far is on disk (fsync), e.g. before a report."""
         with self._lock:
             if self._file is not None:
+                os.fsync(self._file.fileno())
+
+    def close(self) -> None:
+        """Sync and close the file (a later write opens it again)."""
+        with self._lock:
+            if self._file is not None:
+                if self.fsync:
+                    with contextlib.suppress(OSError):
+                        os.fsync(self._file.fileno())
                 self._file.close()
                 self._file = None
 
@@ -126,8 +149,23 @@ class TranscriptWriter:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         handle.write(line.encode("utf-8"))
         handle.flush()
-        if self.fsync:
-            os.fsync(handle.fileno())
+        if self.fsync and not self._sync_pending:
+            self._sync_pending = True
+            _SYNC.submit(self._sync)
+
+    def _sync(self) -> None:
+        """fsync what was written (on the fsync thread); one call covers every line before."""
+        with self._lock:
+            self._sync_pending = False
+            if self._file is None:
+                return  # close() synced already
+            fd = os.dup(self._file.fileno())
+        try:
+            os.fsync(fd)
+        except OSError as error:
+            log.warning("cannot fsync %s: %s", self.path, error)
+        finally:
+            os.close(fd)
 
 
 def _camel(name: str) -> str:
@@ -149,7 +187,8 @@ def _fsync_dir(directory: Path) -> None:
 
 
 def load_transcript(path: Path) -> tuple[dict[str, Any], list[Message]]:
-    """The header (``{}`` if it is missing or torn) and the messages of a transcript.
+    """The header (``{}`` if it is missing or torn; with the last ``config`` record's values)
+    and the messages of a transcript.
 
     A line that is not valid JSON or not a valid record is skipped with a warning; lines of
     unknown ``type`` are ignored (written by a newer version). Raises only when the file
@@ -169,6 +208,12 @@ def load_transcript(path: Path) -> tuple[dict[str, Any], list[Message]]:
             kind = record.get("type") if isinstance(record, dict) else None
             if kind == "session" and not header and not messages:
                 header = record
+            elif kind == "config":
+                header.update(
+                    (key, value)
+                    for key, value in record.items()
+                    if key in ("permissionMode", "model") and isinstance(value, str)
+                )
             elif kind == "message":
                 messages.append(Message.from_json(record["message"]))
             elif kind is None:

@@ -7,7 +7,7 @@ from typing import Any
 from pygls.exceptions import JsonRpcInvalidParams
 
 from wave_ls.chat_input.completion import Candidate, complete
-from wave_ls.chat_input.query import at_query
+from wave_ls.chat_input.query import at_query, length
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import existing_dir, field, require_object, required_str
 
@@ -47,11 +47,14 @@ def register(server: WaveServer) -> None:
         p = require_object(params, COMPLETION)
         text = required_str(p, "text", COMPLETION)
         cursor = field(p, "cursor", int, COMPLETION)
-        if cursor is not None and not 0 <= cursor <= len(text.encode("utf-16-le")) // 2:
-            raise JsonRpcInvalidParams(f"{COMPLETION}: 'cursor' is outside the text")
+        encoding = ls.position_encoding
+        if cursor is not None and not 0 <= cursor <= length(text, encoding):
+            raise JsonRpcInvalidParams(
+                f"{COMPLETION}: 'cursor' {cursor} is outside the text (counted in {encoding})"
+            )
         session_id = field(p, "sessionId", str, COMPLETION)
         cwd = ls.sessions.get(session_id, COMPLETION).cwd if session_id else ls.root
-        query = at_query(text, cursor)
+        query = at_query(text, cursor, encoding)
         if query is None:
             return {"isIncomplete": False, "items": []}
         files = ls.workspace_files(cwd).files()

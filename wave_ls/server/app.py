@@ -12,13 +12,14 @@ import logging
 import os
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from wave_ls import __version__
+from wave_ls.chat_input.query import ENCODINGS, Encoding
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
@@ -55,6 +56,14 @@ class WaveServer(LanguageServer):
     def supports_progress(self) -> bool:
         window = self.client_capabilities.window
         return bool(window and window.work_done_progress)
+
+    @property
+    def position_encoding(self) -> Encoding:
+        """The position encoding agreed at ``initialize`` (pygls picks the client's first
+        choice among utf-8, utf-16 and utf-32; utf-16 when it offered none)."""
+        chosen = self.workspace.position_encoding
+        value = getattr(chosen, "value", chosen)  # an lsprotocol enum, or a plain string
+        return cast(Encoding, value if value in ENCODINGS else "utf-16")
 
     def client_experimental(self, name: str) -> bool:
         """Whether the client declared ``capabilities.experimental.wave.<name>: true``."""
@@ -132,11 +141,12 @@ def create_server() -> WaveServer:
         # walking it again and again (full collections were the completion p99 tail).
         gc.freeze()
 
-    from wave_ls.server import agents_feature, sessions_feature, tasks_feature
+    from wave_ls.server import agents_feature, sessions_feature, tasks_feature, worktrees_feature
 
     agents_feature.register(server)
     sessions_feature.register(server)
     tasks_feature.register(server)
+    worktrees_feature.register(server)
     return server
 
 

@@ -37,10 +37,16 @@ def required_str(params: dict[str, Any], name: str, method: str) -> str:
     return value
 
 
-def existing_dir(value: str, name: str, method: str) -> Path:
+def absolute_path(value: str, name: str, method: str) -> Path:
+    """``value`` as an absolute path (``~`` expanded); it need not exist."""
     path = Path(value).expanduser()
     if not path.is_absolute():
         raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
+    return path
+
+
+def existing_dir(value: str, name: str, method: str) -> Path:
+    path = absolute_path(value, name, method)
     if not path.is_dir():
         raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
     return path.resolve()

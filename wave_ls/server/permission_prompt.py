@@ -1,8 +1,10 @@
 """Permission prompts over LSP: the ``wave/permission/request`` server-to-client request.
 
 Only a client that declared ``capabilities.experimental.wave.permissionRequest: true`` is
-asked. Any other client never gets the request; the call is denied with a message the model
-reads, which tells the user how to allow changes instead.
+asked; Write and Edit requests carry a ``preview`` (the diff the call would make), and an
+answer with ``remember: "session"`` becomes a session rule (``runtime/allowances.py``).
+Any other client never gets the request; the call is denied with a message the model reads,
+which tells the user how to allow changes instead.
 """
 
 from __future__ import annotations
@@ -37,19 +39,24 @@ class LspPermissionAsker:
     async def ask(self, request: PermissionRequest) -> PermissionDecision:
         if not self.server.client_experimental(CAPABILITY):
             return PermissionDecision(False, NO_PROMPT_MESSAGE.format(summary=request.summary))
-        params = {
+        params: dict[str, Any] = {
             "sessionId": self.session_id(),
             "toolName": request.tool_name,
             "arguments": request.arguments,
             "summary": request.summary,
         }
+        if request.preview is not None:
+            params["preview"] = request.preview
         try:
             answer: Any = await self.server.protocol.send_request_async(PERMISSION_METHOD, params)
         except Exception as exc:  # a client error must not kill the turn
             log.warning("permission request failed: %s", exc)
             return PermissionDecision(False, f"Permission to {request.summary} denied: {exc}")
-        allowed = isinstance(answer, dict) and answer.get("allowed") is True
-        message = answer.get("message", "") if isinstance(answer, dict) else ""
-        if not allowed and not message:
+        answer = answer if isinstance(answer, dict) else {}
+        allowed = answer.get("allowed") is True
+        message = answer.get("message")
+        if allowed:
+            return PermissionDecision(True, remember=answer.get("remember") == "session")
+        if not isinstance(message, str) or not message.strip():
             message = f"The user denied permission to {request.summary}."
-        return PermissionDecision(allowed, message if not allowed else "")
+        return PermissionDecision(False, message)

@@ -25,10 +25,19 @@ class SessionRegistry:
         self.sessions.pop(session_id, None)
         self.sinks.pop(session_id, None)
 
+    async def close(self, session_id: str) -> None:
+        """End a live session (``AgentSession.close``) and forget it; its last updates are
+        sent first."""
+        session = self.sessions[session_id]
+        await session.close()
+        self.sinks[session_id].flush()
+        self.discard(session_id)
+
     async def close_all(self) -> None:
-        """Stop every session's background tasks (shutdown); their stop rules run."""
-        for session in list(self.sessions.values()):
-            await session.close()
+        """End every session (shutdown): turns cancelled, background tasks stopped (their
+        stop rules run), transcripts closed."""
+        for session_id in list(self.sessions):
+            await self.close(session_id)
 
     def get(self, session_id: str, method: str) -> AgentSession:
         session = self.sessions.get(session_id)

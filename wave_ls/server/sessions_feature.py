@@ -1,11 +1,12 @@
-"""``wave/session/new``, ``wave/chat/send``, ``wave/session/messages``."""
+"""The chat sessions: ``wave/session/new``, ``wave/chat/send``, ``wave/session/messages``,
+``wave/session/list``, ``wave/session/close`` and ``wave/session/configure``."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
@@ -13,7 +14,13 @@ from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, Permiss
 from wave_ls.runtime.transcript import valid_session_id
 from wave_ls.server.app import WaveServer
 from wave_ls.server.editor_lsp import editor_lsp_for
-from wave_ls.server.params import existing_dir, field, require_object, required_str
+from wave_ls.server.params import (
+    absolute_path,
+    existing_dir,
+    field,
+    require_object,
+    required_str,
+)
 from wave_ls.server.permission_prompt import LspPermissionAsker
 from wave_ls.server.updates import SessionUpdateSink
 
@@ -23,6 +30,9 @@ if TYPE_CHECKING:  # the runtime is imported at the first session, not at start-
 SESSION_NEW = "wave/session/new"
 CHAT_SEND = "wave/chat/send"
 SESSION_MESSAGES = "wave/session/messages"
+SESSION_LIST = "wave/session/list"
+SESSION_CLOSE = "wave/session/close"
+SESSION_CONFIGURE = "wave/session/configure"
 SESSION_BUSY_CODE = -32010
 
 
@@ -76,11 +86,8 @@ def register(server: WaveServer) -> None:
         from wave_ls.worktrees.isolation import IsolationError
 
         p = require_object(params, SESSION_NEW)
-        mode = field(p, "permissionMode", str, SESSION_NEW) or ls.settings.permission_mode
-        if mode not in PERMISSION_MODES:
-            raise JsonRpcInvalidParams(
-                f"{SESSION_NEW}: permissionMode must be one of {', '.join(PERMISSION_MODES)}"
-            )
+        chosen_mode = permission_mode_param(p, SESSION_NEW)
+        mode = chosen_mode or ls.settings.permission_mode
         model = field(p, "model", str, SESSION_NEW)
         cwd_text = field(p, "cwd", str, SESSION_NEW)
         resume_id = field(p, "sessionId", str, SESSION_NEW)
@@ -91,16 +98,19 @@ def register(server: WaveServer) -> None:
                 raise JsonRpcInvalidParams(f"{SESSION_NEW}: invalid sessionId {resume_id!r}")
             if resume_id in registry.sessions:
                 return {"sessionId": resume_id, "resumed": True}
-            saved = resume_messages(ls.home, resume_id)
+            saved = await asyncio.to_thread(resume_messages, ls.home, resume_id)
             if saved is None:
                 raise JsonRpcInvalidParams(f"{SESSION_NEW}: no saved session {resume_id!r}")
             header, messages = saved
             cwd = existing_dir(cwd_text or str(header.get("cwd", "")), "cwd", SESSION_NEW)
+            saved_mode = header.get("permissionMode")
             session = open_session(
                 ls,
                 cwd=cwd,
                 model=model or header.get("model"),
-                permission_mode=mode,
+                # The mode the session last had, unless the client asks for another.
+                permission_mode=chosen_mode
+                or (saved_mode if saved_mode in PERMISSION_MODES else mode),
                 session_id=resume_id,
                 messages=messages,
             )
@@ -149,17 +159,60 @@ def register(server: WaveServer) -> None:
         return reply
 
     @server.feature(SESSION_MESSAGES)
-    def session_messages(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def session_messages(ls: WaveServer, params: Any) -> dict[str, Any]:
         from wave_ls.session import resume_messages
 
         p = require_object(params, SESSION_MESSAGES)
         session_id = required_str(p, "sessionId", SESSION_MESSAGES)
         session = ls.sessions.sessions.get(session_id)
         if session is not None:
-            messages = session.messages
-        else:
-            saved = resume_messages(ls.home, session_id) if valid_session_id(session_id) else None
-            if saved is None:
-                raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
-            messages = saved[1]
-        return {"messages": [message.to_json() for message in messages]}
+            return {"messages": [message.to_json() for message in session.messages]}
+        saved = None
+        if valid_session_id(session_id):
+            saved = await asyncio.to_thread(resume_messages, ls.home, session_id)
+        if saved is None:
+            raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
+        return {"messages": [message.to_json() for message in saved[1]]}
+
+    @server.feature(SESSION_LIST)
+    async def session_list(ls: WaveServer, params: Any) -> dict[str, Any]:
+        from wave_ls.runtime.session_index import list_sessions
+
+        p = require_object(params if params is not None else {}, SESSION_LIST)
+        cwd_text = field(p, "cwd", str, SESSION_LIST)
+        cwd = absolute_path(cwd_text, "cwd", SESSION_LIST) if cwd_text is not None else None
+        saved = await asyncio.to_thread(list_sessions, ls.home, cwd)
+        live = ls.sessions.sessions
+        return {"sessions": [summary.to_json(live=summary.session_id in live) for summary in saved]}
+
+    @server.feature(SESSION_CLOSE)
+    async def session_close(ls: WaveServer, params: Any) -> dict[str, bool]:
+        p = require_object(params, SESSION_CLOSE)
+        session = ls.sessions.sessions.get(required_str(p, "sessionId", SESSION_CLOSE))
+        if session is None or session.closed:
+            return {"closed": False}
+        await ls.sessions.close(session.id)
+        return {"closed": True}
+
+    @server.feature(SESSION_CONFIGURE)
+    def session_configure(ls: WaveServer, params: Any) -> dict[str, str]:
+        p = require_object(params, SESSION_CONFIGURE)
+        session = ls.sessions.get(
+            required_str(p, "sessionId", SESSION_CONFIGURE), SESSION_CONFIGURE
+        )
+        mode = permission_mode_param(p, SESSION_CONFIGURE)
+        model = field(p, "model", str, SESSION_CONFIGURE)
+        if model is not None and not model.strip():
+            raise JsonRpcInvalidParams(f"{SESSION_CONFIGURE}: 'model' must not be empty")
+        mode_now, model_now = session.configure(permission_mode=mode, model=model)
+        return {"permissionMode": mode_now, "model": model_now}
+
+
+def permission_mode_param(p: dict[str, Any], method: str) -> PermissionMode | None:
+    """``permissionMode`` when given: one of the four modes, else InvalidParams."""
+    mode = field(p, "permissionMode", str, method)
+    if mode is not None and mode not in PERMISSION_MODES:
+        raise JsonRpcInvalidParams(
+            f"{method}: permissionMode must be one of {', '.join(PERMISSION_MODES)}, got {mode!r}"
+        )
+    return cast(PermissionMode | None, mode)

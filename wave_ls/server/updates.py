@@ -33,8 +33,8 @@ def event_to_update(event: Event) -> dict[str, Any] | None:
     match event:
         case UserMessageAdded(message=message):
             return {"kind": "userMessage", "message": message.to_json()}
-        case AssistantContentDelta(delta=delta, content=content):
-            return {"kind": "assistantDelta", "delta": delta, "content": content}
+        case AssistantContentDelta(delta=delta):
+            return {"kind": "assistantDelta", "delta": delta}
         case AssistantMessageAdded(message=message):
             return {"kind": "assistantMessage", "message": message.to_json()}
         case ToolBlockUpdated():
@@ -111,14 +111,28 @@ class Coalescer:
 
     def _send_keyed(self, key: str, update: dict[str, Any]) -> None:
         self.last_sent[key] = time.monotonic()
-        self.send(update)
+        self.send(joined(update))
 
 
 def merge(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
-    """One update standing for both; assistant deltas are concatenated."""
+    """One update standing for both; assistant deltas are concatenated (collected as parts
+    and joined once when sent, so a burst of deltas costs linear time)."""
     if newer["kind"] == "assistantDelta":
-        return {**newer, "delta": older["delta"] + newer["delta"]}
+        parts = older.get(_PARTS) or [older["delta"]]
+        parts.append(newer["delta"])
+        return {**newer, _PARTS: parts}
     return newer
+
+
+_PARTS = "_parts"
+
+
+def joined(update: dict[str, Any]) -> dict[str, Any]:
+    """The update as it is sent: held-back delta parts joined into ``delta``."""
+    parts = update.get(_PARTS)
+    if parts is None:
+        return update
+    return {**{k: v for k, v in update.items() if k != _PARTS}, "delta": "".join(parts)}
 
 
 class SessionUpdateSink:

@@ -36,7 +36,8 @@ class SubagentListener(Protocol):
 
     def on_subagent_assistant_message_added(self, instance_id: str, message: Message) -> None: ...
 
-    def on_subagent_assistant_content_updated(self, instance_id: str, content: str) -> None: ...
+    def on_subagent_assistant_content_updated(self, instance_id: str, delta: str) -> None:
+        """New text the subagent streamed (only the new part)."""
 
     def on_subagent_tool_block_updated(self, instance_id: str, block: ToolBlockUpdated) -> None: ...
 
@@ -120,8 +121,8 @@ class SubagentBridge:
                 listener.on_subagent_user_message_added(self.instance_id, message)
             case AssistantMessageAdded(message=message):
                 listener.on_subagent_assistant_message_added(self.instance_id, message)
-            case AssistantContentDelta(content=content):
-                listener.on_subagent_assistant_content_updated(self.instance_id, content)
+            case AssistantContentDelta(delta=delta):
+                listener.on_subagent_assistant_content_updated(self.instance_id, delta)
             case ToolBlockUpdated():
                 listener.on_subagent_tool_block_updated(self.instance_id, event)
             case MessagesChanged(messages=messages):

@@ -16,6 +16,8 @@ and uses dulwich for objects, refs, the index and the checkout:
 
 from __future__ import annotations
 
+import difflib
+import io
 import logging
 import os
 import shutil
@@ -23,10 +25,27 @@ from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
 
+from dulwich.diff_tree import (
+    CHANGE_ADD,
+    CHANGE_COPY,
+    CHANGE_DELETE,
+    CHANGE_RENAME,
+    RenameDetector,
+    TreeChange,
+    tree_changes,
+)
 from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, default_user_ignore_filter_path
-from dulwich.index import Index, get_unstaged_changes
+from dulwich.index import (
+    Index,
+    blob_from_path_and_stat,
+    cleanup_mode,
+    commit_tree,
+    get_unstaged_changes,
+)
+from dulwich.object_store import MemoryObjectStore, OverlayObjectStore
 from dulwich.objects import Commit, ObjectID
 from dulwich.objectspec import parse_commit
+from dulwich.patch import is_binary, write_object_diff
 from dulwich.refs import Ref, check_ref_format
 from dulwich.repo import Repo
 
@@ -34,7 +53,10 @@ from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
     Changes,
+    FileChange,
+    FileStatus,
     PathLike,
+    WorktreeDiff,
     WorktreeError,
     WorktreeInfo,
 )
@@ -126,6 +148,38 @@ class DulwichBackend:
         except Exception as error:
             log.warning("cannot determine changes of %s: %s", worktree_path, error)
             return Changes.unknown(f"cannot determine changes of {worktree_path}: {error}")
+
+    # ------------------------------------------------------------------ diff
+
+    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
+        dot_git = layout.find_dot_git(worktree_path)
+        common = layout.common_dir_of(worktree_path)
+        if dot_git is None or common is None:
+            raise WorktreeError(f"{worktree_path} is not a git worktree")
+        with Repo(str(dot_git.parent)) as r:
+            try:
+                base = r[ObjectID(base_commit.encode("ascii"))]
+            except (KeyError, ValueError, UnicodeEncodeError) as error:
+                raise WorktreeError(f"unknown base commit '{base_commit}'") from error
+            if not isinstance(base, Commit):
+                raise WorktreeError(f"{base_commit} is not a commit")
+            # New blobs and trees live in memory only: a review writes nothing to the repo.
+            scratch = MemoryObjectStore()
+            store = OverlayObjectStore([scratch, r.object_store], add_store=scratch)
+            tree = commit_tree(store, _snapshot(r, common, scratch))
+            changes = tree_changes(store, base.tree, tree, rename_detector=RenameDetector(store))
+            files: list[FileChange] = []
+            patch = io.BytesIO()
+            for change in changes:
+                files.append(_file_change(store, change))
+                old, new = change.old, change.new
+                write_object_diff(
+                    patch,
+                    store,
+                    (old.path, old.mode, old.sha) if old else (None, None, None),
+                    (new.path, new.mode, new.sha) if new else (None, None, None),
+                )
+        return WorktreeDiff.make(base_commit, files, patch.getvalue().decode("utf-8", "replace"))
 
     # ------------------------------------------------------------------ remove
 
@@ -318,6 +372,65 @@ def _count_commits(r: Repo, base_commit: str) -> int:
     if not isinstance(r[base], Commit):
         raise ValueError(f"{base_commit} is not a commit")
     return sum(1 for _ in r.get_walker(include=[head], exclude=[base]))
+
+
+# ---------------------------------------------------------------------- diff
+
+_CHANGE_STATUS: dict[str, FileStatus] = {
+    CHANGE_ADD: "added",
+    CHANGE_DELETE: "deleted",
+    CHANGE_RENAME: "renamed",
+    CHANGE_COPY: "added",
+}
+
+
+def _snapshot(
+    r: Repo, common: Path, scratch: MemoryObjectStore
+) -> list[tuple[bytes, ObjectID, int]]:
+    """The worktree as ``git add --all`` would stage it: the index, with changed, deleted
+    and untracked (not ignored) files applied; new blobs go to ``scratch``."""
+    index = r.open_index()
+    entries = {path: (sha, mode) for path, sha, mode in index.iterobjects()}
+    normalizer = r.get_blob_normalizer()
+    changed = get_unstaged_changes(index, r.path, normalizer.checkin_normalize)
+    untracked = (p for p in _untracked(r, index, _ignore_manager(r, common)) if p[-1:] != b"/")
+    for path in [*changed, *untracked]:
+        full = os.path.join(os.fsencode(r.path), path)
+        try:
+            st = os.lstat(full)
+        except FileNotFoundError:
+            entries.pop(path, None)
+            continue
+        blob = normalizer.checkin_normalize(blob_from_path_and_stat(full, st), path)
+        scratch.add_object(blob)
+        entries[path] = (blob.id, cleanup_mode(st.st_mode))
+    return [(path, sha, mode) for path, (sha, mode) in entries.items()]
+
+
+def _file_change(store: OverlayObjectStore, change: TreeChange) -> FileChange:
+    old, new = change.old, change.new
+    before = store[old.sha].as_raw_string() if old and old.sha else b""
+    after = store[new.sha].as_raw_string() if new and new.sha else b""
+    path = (new.path if new and new.path else old.path if old else None) or b""
+    renamed = change.type == CHANGE_RENAME and old is not None and old.path is not None
+    binary = is_binary(before) or is_binary(after)
+    added = deleted = 0
+    if not binary:
+        a, b = before.splitlines(), after.splitlines()
+        for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(
+            None, a, b, autojunk=False
+        ).get_opcodes():
+            if tag != "equal":
+                deleted += i2 - i1
+                added += j2 - j1
+    return FileChange(
+        path=os.fsdecode(path).encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+        status=_CHANGE_STATUS.get(change.type, "modified"),
+        additions=added,
+        deletions=deleted,
+        binary=binary,
+        old_path=os.fsdecode(old.path) if renamed and old and old.path else None,
+    )
 
 
 # ---------------------------------------------------------------------- status

@@ -6,14 +6,19 @@ import builtins
 import logging
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
     Changes,
+    FileChange,
+    FileStatus,
     PathLike,
+    WorktreeDiff,
     WorktreeError,
     WorktreeInfo,
 )
@@ -41,21 +46,27 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def run_git(cwd: PathLike, *args: str) -> subprocess.CompletedProcess[str]:
+def run_git(
+    cwd: PathLike, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """Run ``git <args>`` in ``cwd``; raises only when git cannot start at all."""
-    return run_git_together(cwd, args)[0]
+    return run_git_together(cwd, args, env=env)[0]
 
 
 def run_git_together(
-    cwd: PathLike, *commands: tuple[str, ...]
+    cwd: PathLike, *commands: tuple[str, ...], env: dict[str, str] | None = None
 ) -> list[subprocess.CompletedProcess[str]]:
-    """Run several read-only git commands concurrently; results in the same order."""
+    """Run several read-only git commands concurrently; results in the same order.
+
+    ``env`` adds to (or overrides) the cleaned environment of ``git_env``.
+    """
+    environment = {**git_env(), **(env or {})}
     try:
         procs = [
             subprocess.Popen(
                 ["git", *args],
                 cwd=cwd,
-                env=git_env(),
+                env=environment,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -111,6 +122,50 @@ def _find(worktrees: list[WorktreeInfo], path: Path) -> WorktreeInfo | None:
 def count_status_entries(porcelain_z: str) -> int:
     """Entries of ``git status --porcelain -z --no-renames`` (one NUL-ended record each)."""
     return sum(1 for record in porcelain_z.split("\0") if record)
+
+
+_STATUS: dict[str, FileStatus] = {"A": "added", "D": "deleted", "R": "renamed", "C": "added"}
+
+
+def parse_diff_summary(name_status_z: str, numstat_z: str) -> list[FileChange]:
+    """The files of ``git diff -M --name-status -z`` with ``--numstat -z`` counts."""
+    counts: dict[str, tuple[int, int, bool]] = {}
+    fields = numstat_z.split("\0")
+    i = 0
+    while i < len(fields) and fields[i]:
+        plus, minus, path = fields[i].split("\t", 2)
+        if not path:  # a rename: the old and new paths follow as fields of their own
+            path, i = fields[i + 2], i + 2
+        binary = plus == "-"
+        counts[path] = (0 if binary else int(plus), 0 if binary else int(minus), binary)
+        i += 1
+    files: list[FileChange] = []
+    fields = name_status_z.split("\0")
+    i = 0
+    while i < len(fields) and fields[i]:
+        code = fields[i][0]
+        old_path: str | None = None
+        if code in "RC":
+            old_path, path, i = fields[i + 1], fields[i + 2], i + 3
+        else:
+            path, i = fields[i + 1], i + 2
+        added, deleted, binary = counts.get(path, (0, 0, False))
+        files.append(
+            FileChange(
+                path=_readable(path),
+                status=_STATUS.get(code, "modified"),
+                additions=added,
+                deletions=deleted,
+                binary=binary,
+                old_path=_readable(old_path) if code == "R" and old_path else None,
+            )
+        )
+    return files
+
+
+def _readable(text: str) -> str:
+    """Text that git gave in bytes we could not decode, with those bytes shown as U+FFFD."""
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 class GitCliBackend:
@@ -212,6 +267,34 @@ class GitCliBackend:
         if commits.returncode != 0:
             return Changes.unknown(f"git rev-list failed in {wt}: {commits.stderr.strip()}")
         return Changes(count_status_entries(status.stdout), int(commits.stdout.strip()))
+
+    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
+        wt = Path(worktree_path)
+        if not SHA.fullmatch(base_commit):
+            raise WorktreeError(f"'{base_commit}' is not a commit id")
+        index = Path(_checked(wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+        with tempfile.TemporaryDirectory(prefix="wave-diff-") as scratch:
+            # Stage everything into a copy of the index: the worktree's own stays as it is.
+            temp_index = Path(scratch) / "index"
+            if index.is_file():
+                shutil.copyfile(index, temp_index)
+            env = {"GIT_INDEX_FILE": str(temp_index)}
+            added = run_git(wt, "add", "--all", "--", ".", env=env)
+            if added.returncode != 0:
+                raise WorktreeError(f"git add failed in {wt}: {added.stderr.strip()}")
+            base = ("diff", "--cached", "-M", "--no-ext-diff", "--no-color")
+            status, numstat, patch = run_git_together(
+                wt,
+                ("-c", "core.quotepath=false", *base, "--name-status", "-z", base_commit),
+                ("-c", "core.quotepath=false", *base, "--numstat", "-z", base_commit),
+                ("-c", "core.quotepath=false", *base, base_commit),
+                env=env,
+            )
+        for done in (status, numstat, patch):
+            if done.returncode != 0:
+                raise WorktreeError(f"git diff failed in {wt}: {done.stderr.strip()}")
+        files = parse_diff_summary(status.stdout, numstat.stdout)
+        return WorktreeDiff.make(base_commit, files, _readable(patch.stdout))
 
     def remove(
         self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from wave_ls.worktrees import layout, registry_file
+from wave_ls.worktrees import in_use, layout, registry_file
 from wave_ls.worktrees.git_cli import git_env, run_git
 from wave_ls.worktrees.hooks import run_create_hooks, run_process, run_remove_hooks
 from wave_ls.worktrees.include import LOCAL_SETTINGS, copy_local_files
@@ -251,11 +251,16 @@ def create_worktree_sync(
     session_id: str,
     manager: WorktreeManager,
 ) -> IsolatedWorktree:
-    """The blocking body of ``create_isolated_worktree``/``enter_session_worktree``."""
+    """The blocking body of ``create_isolated_worktree``/``enter_session_worktree``.
+
+    The worktree is in use by ``owner`` (``in_use``) until it is finished or exited.
+    """
     try:
-        return _create(parent_cwd, name, generate, home, owner, session_id, manager)
+        wt = _create(parent_cwd, name, generate, home, owner, session_id, manager)
     except WorktreeError as error:
         raise IsolationError(f"Could not create the worktree: {error}") from error
+    in_use.hold(wt.path, wt.owner)
+    return wt
 
 
 def _create(
@@ -576,6 +581,7 @@ def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
 
 def finish_worktree_sync(wt: IsolatedWorktree, manager: WorktreeManager) -> WorktreeOutcome:
     """The blocking body of ``finish_isolated_worktree``."""
+    in_use.release(wt.path, wt.owner)
     try:
         changes = worktree_changes(wt, manager)
         if not wt.is_new:
@@ -601,13 +607,30 @@ def exit_worktree_sync(
         raise IsolationError(f'action must be "keep" or "remove", got {action!r}')
     changes = worktree_changes(wt, manager)
     if action == "keep":
+        in_use.release(wt.path, wt.owner)
         return kept_outcome(wt, changes)
+    others = [holder for holder in in_use.holders(wt.path) if holder != wt.owner]
+    if others:
+        raise IsolationError(
+            f"Refusing to remove the worktree {wt.path}: it is in use by {', '.join(others)}. "
+            'Leave it with action: "keep".'
+        )
     if not os.path.lexists(wt.path):
+        in_use.release(wt.path, wt.owner)
         return WorktreeOutcome(
             False, wt.path, wt.branch, None, None, f"The worktree {wt.path} no longer exists."
         )
     if changes.has_changes and not discard_changes:
         raise IsolationError(refusal_message(wt, changes, manager))
+    in_use.release(wt.path, wt.owner)
+    return discard_worktree(wt, changes, manager)
+
+
+def discard_worktree(
+    wt: IsolatedWorktree, changes: Changes, manager: WorktreeManager
+) -> WorktreeOutcome:
+    """Remove ``wt`` with whatever it holds (by its ``WorktreeRemove`` hooks when a hook made
+    it; else git, with its ``worktree-<name>`` branch); a failure is a kept outcome."""
     try:
         if wt.hook_created:
             return _remove_by_hook(wt, changes)

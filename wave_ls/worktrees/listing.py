@@ -21,9 +21,10 @@ from wave_ls.worktrees.model import WorktreeError
 
 
 def list_wave_worktrees(
-    cwd: Path, *, manager: WorktreeManager | None = None
+    cwd: Path, *, manager: WorktreeManager | None = None, count_changes: bool = True
 ) -> list[dict[str, Any]]:
-    """``[{path, branch, changedFiles, commits, owner?, name, createdAt?, hookCreated}]``."""
+    """``[{path, branch, changedFiles, commits, owner?, name, createdAt?, hookCreated,
+    mainRepo, baseCommit?}]``."""
     wm = manager or default_manager()
     start = Path(cwd).expanduser()
     if not start.is_dir():
@@ -44,16 +45,22 @@ def list_wave_worktrees(
             record = records.get(info.path.name)
             base = record.base_commit if record is not None else None
             found[os.path.realpath(info.path)] = _entry(
-                wm, info.path, info.path.name, info.branch or "", base, record
+                wm,
+                info.path,
+                info.branch or "",
+                base,
+                record,
+                project,
+                count_changes,
             )
-    for name, record in records.items():
+    for record in records.values():
         path = Path(record.path)
         if os.path.realpath(path) in found or not path.is_dir():
             continue
         if not record.hook_created:
             continue  # a git worktree that git no longer knows: nothing to show
         found[os.path.realpath(path)] = _entry(
-            wm, path, name, record.branch, record.base_commit, record
+            wm, path, record.branch, record.base_commit, record, project, count_changes
         )
     return [found[key] for key in sorted(found)]
 
@@ -61,14 +68,15 @@ def list_wave_worktrees(
 def _entry(
     wm: WorktreeManager,
     path: Path,
-    name: str,
     branch: str,
     base: str | None,
     record: registry_file.WorktreeRecord | None,
+    project: Path,
+    count_changes: bool,
 ) -> dict[str, Any]:
     files: int | None = None
     commits: int | None = None
-    if (path / ".git").exists():
+    if count_changes and (path / ".git").exists():
         head = layout.read_head(path)
         changes = wm.changes(path, base or head or "HEAD")
         if changes.determinable:
@@ -79,8 +87,9 @@ def _entry(
         "branch": branch,
         "changedFiles": files,
         "commits": commits,
-        "name": name,
+        "name": record.name if record is not None else path.name,
         "hookCreated": bool(record and record.hook_created),
+        "mainRepo": str(project),
     }
     if record is not None:
         if record.owner:

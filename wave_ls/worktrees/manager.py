@@ -18,11 +18,12 @@ from wave_ls.worktrees.model import (
     Changes,
     PathLike,
     WorktreeBackend,
+    WorktreeDiff,
     WorktreeInfo,
 )
 
 Operation = Literal[
-    "main_repo", "default_branch", "create", "changes", "remove", "list", "ensure_excluded"
+    "main_repo", "default_branch", "create", "changes", "diff", "remove", "list", "ensure_excluded"
 ]
 BackendName = Literal["git", "dulwich"]
 
@@ -33,6 +34,7 @@ PREFERRED: Mapping[Operation, BackendName] = {
     "default_branch": "dulwich",
     "create": "git",
     "changes": "git",
+    "diff": "git",
     "remove": "git",
     "list": "dulwich",
     "ensure_excluded": "dulwich",
@@ -76,6 +78,9 @@ class WorktreeManager:
 
     def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
         return self.backend_for("changes").changes(worktree_path, base_commit)
+
+    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
+        return self.backend_for("diff").diff(worktree_path, base_commit)
 
     def remove(
         self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 PathLike = str | os.PathLike[str]
 
@@ -57,6 +57,68 @@ class Changes:
         return cls(changed_files=0, commits=0, determinable=False, error=error)
 
 
+FileStatus = Literal["added", "modified", "deleted", "renamed"]
+# A review of a huge generated file must not flood the editor: the patch stops here.
+MAX_PATCH_CHARS = 4_000_000
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of a worktree diff; ``path`` is relative to the worktree's root (the new
+    path of a rename, whose old one is ``old_path``). A binary file counts no lines."""
+
+    path: str
+    status: FileStatus
+    additions: int = 0
+    deletions: int = 0
+    binary: bool = False
+    old_path: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "status": self.status,
+            "additions": self.additions,
+            "deletions": self.deletions,
+        }
+        if self.binary:
+            out["binary"] = True
+        if self.old_path is not None:
+            out["oldPath"] = self.old_path
+        return out
+
+
+@dataclass(frozen=True)
+class WorktreeDiff:
+    """Everything a worktree holds against a base commit (commits, staged, unstaged and
+    untracked files): a per-file summary and one unified diff (binary files named only).
+    Build it with ``make``, which caps the patch."""
+
+    base_commit: str
+    files: list[FileChange] = field(default_factory=list)
+    patch: str = ""
+    truncated: bool = False
+
+    @classmethod
+    def make(cls, base_commit: str, files: list[FileChange], patch: str) -> WorktreeDiff:
+        files = sorted(files, key=lambda change: change.path)
+        if len(patch) <= MAX_PATCH_CHARS:
+            return cls(base_commit, files, patch)
+        cut = patch.rfind("\n", 0, MAX_PATCH_CHARS) + 1
+        note = f"... the patch is cut here: {len(patch) - cut} more characters not shown\n"
+        return cls(base_commit, files, patch[:cut] + note, truncated=True)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "baseCommit": self.base_commit,
+            "files": [change.to_json() for change in self.files],
+            "patch": self.patch,
+        }
+        if self.truncated:
+            out["truncated"] = True
+        return out
+
+
 @runtime_checkable
 class WorktreeBackend(Protocol):
     """The operations the runtime needs on git worktrees; see ``docs/worktrees.md``.
@@ -91,6 +153,11 @@ class WorktreeBackend(Protocol):
 
     def list(self, repo: PathLike) -> list[WorktreeInfo]:
         """The main worktree first, then linked worktrees sorted by path."""
+        ...
+
+    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
+        """Everything in the worktree (commits, index, working files, untracked files that
+        are not ignored) against ``base_commit``; the worktree's own index is not touched."""
         ...
 
     def ensure_excluded(self, repo: PathLike, pattern: str = DEFAULT_EXCLUDE) -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
+from wave_ls.worktrees import in_use
 from wave_ls.worktrees.isolation import (
     IsolatedWorktree,
     IsolationError,
@@ -93,6 +94,11 @@ class SessionWorktrees:
         self.current = None
         self._announce()
         return outcome
+
+    def close(self) -> None:
+        """The session ended: its worktree stays, and is no longer in use by it."""
+        if self.current is not None:
+            in_use.release(self.current.path, self.current.owner)
 
     def recover_if_missing(self) -> str | None:
         """Call before a tool runs: if the worktree folder was deleted by hand, return the

@@ -10,6 +10,7 @@ from typing import Any
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path, missing_file_message
+from wave_ls.runtime.tools.preview import change_preview
 from wave_ls.runtime.tools.read import format_numbered
 from wave_ls.runtime.tools.write import count_lines, write_text
 
@@ -63,13 +64,14 @@ def _snippet(text: str, first_line: int, new: str) -> str:
     return format_numbered(lines[start - 1 : end], start)
 
 
-def _edit_file(
+def plan_edit(
     path: Path, old: str, new: str, replace_all: bool, shown: str, cwd: Path
-) -> EditOutcome:
+) -> tuple[str | None, EditOutcome]:
+    """The file's text now (None when it does not exist) and what the edit makes of it,
+    without writing anything; ``ToolError`` when the edit cannot apply."""
     if not path.exists():
         if old == "":
-            write_text(path, new)
-            return EditOutcome(new, 1, 1)
+            return None, EditOutcome(new, 1, 1)
         raise ToolError(missing_file_message(path, cwd))
     if path.is_dir():
         raise ToolError(f"{path} is a directory, not a file")
@@ -83,8 +85,7 @@ def _edit_file(
                 f"old_string is empty but {shown} already has content; give the text to "
                 "replace (use Write to replace the whole file)"
             )
-        write_text(path, new)
-        return EditOutcome(new, 1, 1)
+        return text, EditOutcome(new, 1, 1)
     crlf = "\r\n" in text and old not in text and "\r\n" not in old
     if crlf:
         # The model sees "\n" line ends; match and write back in the file's own style.
@@ -92,8 +93,28 @@ def _edit_file(
         outcome.text = outcome.text.replace("\n", "\r\n")
     else:
         outcome = apply_edit(text, old, new, replace_all, shown)
+    return text, outcome
+
+
+def _edit_file(
+    path: Path, old: str, new: str, replace_all: bool, shown: str, cwd: Path
+) -> EditOutcome:
+    _before, outcome = plan_edit(path, old, new, replace_all, shown, cwd)
     write_text(path, outcome.text)
     return outcome
+
+
+def _edit_args(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, Path, str, str, bool]:
+    """The checked arguments: the path as given (resolved), the file to write, old, new and
+    replace_all."""
+    file_path = require_str(args, "file_path", allow_empty=False)
+    old = require_str(args, "old_string")
+    new = require_str(args, "new_string")
+    replace_all = optional_bool(args, "replace_all")
+    if old == new:
+        raise ToolError("old_string and new_string are identical; there is nothing to change")
+    path = ctx.resolve(file_path)
+    return path, check_writable(path, ctx), old, new, replace_all
 
 
 PARAMETERS: dict[str, Any] = {
@@ -124,15 +145,16 @@ class EditTool:
     read_only = False
     parameters = PARAMETERS
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, str]:
+        path, target, old, new, replace_all = _edit_args(args, ctx)
+        shown = display_path(path, ctx.cwd)
+        before, outcome = await asyncio.to_thread(
+            plan_edit, target, old, new, replace_all, shown, ctx.cwd
+        )
+        return change_preview(path, before, outcome.text)
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        file_path = require_str(args, "file_path", allow_empty=False)
-        old = require_str(args, "old_string")
-        new = require_str(args, "new_string")
-        replace_all = optional_bool(args, "replace_all")
-        if old == new:
-            raise ToolError("old_string and new_string are identical; there is nothing to change")
-        path = ctx.resolve(file_path)
-        target = check_writable(path, ctx)
+        path, target, old, new, replace_all = _edit_args(args, ctx)
         shown = display_path(path, ctx.cwd)
         outcome = await asyncio.to_thread(_edit_file, target, old, new, replace_all, shown, ctx.cwd)
         added = count_lines(new) * outcome.replacements

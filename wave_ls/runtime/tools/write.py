@@ -9,6 +9,7 @@ from typing import Any
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path
+from wave_ls.runtime.tools.preview import change_preview
 
 DESCRIPTION = """\
 Writes a file to the local filesystem, creating missing parent directories.
@@ -43,6 +44,26 @@ def write_text(path: Path, content: str) -> bool:
     return not existed
 
 
+def read_current(path: Path) -> str | None:
+    """The file's text as a preview shows it (None when it does not exist)."""
+    if path.is_dir():
+        raise ToolError(f"{path} is a directory; give the path of a file")
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise ToolError(f"Cannot read {path}: {error.strerror or error}") from error
+
+
+def _write_args(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, Path, str]:
+    """The checked arguments: the path as given (resolved), the file to write, the content."""
+    file_path = require_str(args, "file_path", allow_empty=False)
+    content = require_str(args, "content")
+    path = ctx.resolve(file_path)
+    return path, check_writable(path, ctx), content
+
+
 PARAMETERS: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -62,11 +83,13 @@ class WriteTool:
     read_only = False
     parameters = PARAMETERS
 
+    async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, str]:
+        path, target, content = _write_args(args, ctx)
+        before = await asyncio.to_thread(read_current, target)
+        return change_preview(path, before, content)
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        file_path = require_str(args, "file_path", allow_empty=False)
-        content = require_str(args, "content")
-        path = ctx.resolve(file_path)
-        target = check_writable(path, ctx)
+        path, target, content = _write_args(args, ctx)
         created = await asyncio.to_thread(write_text, target, content)
         lines = count_lines(content)
         shown = display_path(path, ctx.cwd)
