@@ -2,7 +2,7 @@
 // stylesheet), or the unit tests; prints each bundle's size.
 //   node scripts/build.mjs [--production] [--watch] [--tests]
 import * as esbuild from 'esbuild';
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const production = process.argv.includes('--production');
@@ -52,6 +52,8 @@ const builds = tests
 function kb(file) {
   return `${(statSync(file).size / 1024).toFixed(1)} KB`;
 }
+
+if (production) rmSync('dist', { recursive: true, force: true });
 
 if (watch) {
   for (const options of builds) await (await esbuild.context(options)).watch();

@@ -428,8 +428,9 @@ export class ChatController implements vscode.Disposable {
     const chat = this.active ? this.chats.get(this.active) : undefined;
     if (chat && !chat.stale) params.sessionId = this.active;
     try {
+      const started = performance.now();
       const list = await this.server.request<CompletionList>('wave/chatInput/completion', params);
-      this.post({ type: 'completion', requestId, items: list.items });
+      this.post({ type: 'completion', requestId, items: list.items, serverMs: performance.now() - started });
     } catch (e) {
       this.server.log.appendLine(`[wave] completion: ${errorText(e)}`);
       this.post({ type: 'completion', requestId, items: [] });

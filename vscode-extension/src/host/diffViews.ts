@@ -22,9 +22,12 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider, vscode
     return this.contents.get(uri.toString()) ?? '';
   }
 
-  /** A virtual document named like `file` (so it gets the right language), holding `text`. */
+  /**
+   * A virtual document at `file`'s path (so it gets the right language, and a diff against
+   * the real file is not taken for a rename), holding `text`; `label` says which version.
+   */
   create(label: string, file: string, text: string): vscode.Uri {
-    const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: `/${++this.seq}/${label}/${path.basename(file) || 'file'}` });
+    const uri = vscode.Uri.from({ scheme: DIFF_SCHEME, path: file.startsWith('/') ? file : `/${file}`, query: `${label}#${++this.seq}` });
     this.contents.set(uri.toString(), text);
     if (this.contents.size > 400) this.contents.delete(this.contents.keys().next().value as string);
     return uri;
@@ -85,7 +88,7 @@ export function worktreeFileDiffs(docs: DiffDocuments, worktree: string, diff: W
     const abs = path.join(worktree, file.path);
     const patch = patches.get(file.path);
     const now = file.status === 'deleted' ? '' : readText(abs);
-    const rightUri = file.status === 'deleted' || now === undefined ? docs.create('deleted', file.path, '') : vscode.Uri.file(abs);
+    const rightUri = file.status === 'deleted' || now === undefined ? docs.create('deleted', abs, '') : vscode.Uri.file(abs);
     let base = '';
     if (file.binary || patch?.binary) base = '(binary file)';
     else if (patch && now !== undefined) {
@@ -95,7 +98,7 @@ export function worktreeFileDiffs(docs: DiffDocuments, worktree: string, diff: W
         base = `(the base version could not be rebuilt from the diff: ${e instanceof Error ? e.message : String(e)})`;
       }
     }
-    const left = docs.create(file.status === 'added' ? 'added' : short, file.path, file.status === 'added' ? '' : base);
+    const left = docs.create(file.status === 'added' ? 'added' : short, abs, file.status === 'added' ? '' : base);
     return { path: file.path, status: file.status, left, right: rightUri };
   });
 }

@@ -35,7 +35,7 @@ export type HostMessage =
   | { type: 'action'; sessionId: string; action: ChatAction }
   | { type: 'sessions'; sessions: SessionEntry[] }
   | { type: 'server'; server: ServerState }
-  | { type: 'completion'; requestId: number; items: CompletionItem[] }
+  | { type: 'completion'; requestId: number; items: CompletionItem[]; serverMs?: number }
   | { type: 'focusInput' };
 
 export type ViewMessage =

@@ -3,8 +3,8 @@
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { HostMessage, ServerState, SessionEntry, Snapshot } from '../shared/messages';
-import { reduce, type ChatState } from '../shared/reducer';
-import type { Segment } from '../shared/tags';
+import { reduce, type ChatItem, type ChatState } from '../shared/reducer';
+import { parseTags, tagLabel, type Segment } from '../shared/tags';
 import { PERMISSION_MODES, type PermissionMode, type TaskInfo } from '../shared/wire';
 import { Icon, Spinner } from './icons';
 import { InputBox, type InputHandle } from './InputBox';
@@ -54,7 +54,7 @@ export function App(): JSX.Element {
           setServer(m.server);
           break;
         case 'completion':
-          input.current?.completion(m.requestId, m.items);
+          input.current?.completion(m.requestId, m.items, m.serverMs);
           break;
         case 'focusInput':
           input.current?.focus();
@@ -129,7 +129,8 @@ export function App(): JSX.Element {
   const tasks = chat?.tasks ?? [];
   const running = tasks.filter((t) => t.status === 'running');
   const busy = Boolean(chat?.busy);
-  const title = chat ? (sessions.find((s) => s.sessionId === chat.sessionId)?.title ?? 'New chat') : 'New chat';
+  const title = chat ? chatTitle(chat, sessions) : 'New chat';
+  const label = (s: SessionEntry) => (chat && s.sessionId === chat.sessionId ? title : readableTitle(s.title));
 
   return (
     <div class="app">
@@ -150,14 +151,14 @@ export function App(): JSX.Element {
             {!chat ? <option value="">New chat</option> : null}
             {sessions.filter((s) => s.open).map((s) => (
               <option key={s.sessionId} value={s.sessionId}>
-                {s.title}
+                {label(s)}
               </option>
             ))}
             {sessions.some((s) => !s.open) ? (
               <optgroup label="History">
                 {sessions.filter((s) => !s.open).slice(0, 30).map((s) => (
                   <option key={s.sessionId} value={s.sessionId}>
-                    {s.title}
+                    {label(s)}
                   </option>
                 ))}
               </optgroup>
@@ -166,9 +167,6 @@ export function App(): JSX.Element {
           </select>
           <button class="btn btn-icon" type="button" title="New chat" aria-label="New chat" onClick={() => post({ type: 'newChat' })}>
             <Icon name="plus" />
-          </button>
-          <button class="btn btn-icon" type="button" title="Sessions" aria-label="Sessions" onClick={() => post({ type: 'showSessions' })}>
-            <Icon name="history" />
           </button>
           {chat ? (
             <button class="btn btn-icon" type="button" title="Close this chat" aria-label="Close chat" onClick={() => post({ type: 'closeChat' })}>
@@ -200,7 +198,7 @@ export function App(): JSX.Element {
       <ServerBanner server={server} />
       <div class="transcript" ref={scroller} onScroll={onScroll} onClick={onTranscriptClick}>
         {chat && chat.items.length ? <Transcript items={chat.items} cwd={folder} /> : <EmptyState folder={folder} />}
-        {busy && !chat?.items.some((i) => (i.kind === 'assistant' && i.streaming) || (i.kind === 'permission' && i.state === 'pending')) ? (
+        {busy && !chat?.items.some(isActive) ? (
           <div class="working">
             <Spinner /> Working…
           </div>
@@ -211,7 +209,7 @@ export function App(): JSX.Element {
         handle={input}
         busy={busy}
         canStop={Boolean(chat?.sending)}
-        placeholder={busy ? 'Wave is working… (Stop to interrupt)' : 'Ask Wave… (@ for subagents and files)'}
+        placeholder={busy ? 'Working… (■ stops it)' : 'Ask Wave, @ to mention'}
         onChange={onDraft}
         onSend={(text) => {
           stick.current = true;
@@ -221,6 +219,30 @@ export function App(): JSX.Element {
       />
     </div>
   );
+}
+
+/** Something on screen already shows that the turn is working. */
+function isActive(i: ChatItem): boolean {
+  if (i.kind === 'assistant') return i.streaming;
+  if (i.kind === 'permission') return i.state === 'pending';
+  return i.kind === 'tool' && (i.status === 'running' || i.status === 'pending');
+}
+
+/** A title on one line, tags written as @name. */
+function readableTitle(text: string): string {
+  const line = parseTags(text)
+    .map((s) => (s.type === 'text' ? s.text : tagLabel(s)))
+    .join('')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line || 'New chat';
+}
+
+function chatTitle(chat: ChatState, sessions: SessionEntry[]): string {
+  const listed = sessions.find((s) => s.sessionId === chat.sessionId)?.title;
+  if (listed && listed !== 'New chat') return readableTitle(listed);
+  const first = chat.items.find((i) => i.kind === 'user');
+  return first && first.kind === 'user' ? readableTitle(first.text) : 'New chat';
 }
 
 function EmptyState({ folder }: { folder: string }): JSX.Element {

@@ -128,12 +128,9 @@ function AgentBlock({ item }: { item: ToolItem }): JSX.Element {
       </div>
       {running && live && !starter ? <div class="agent-live">{live}</div> : null}
       {wt && wt.path ? (
-        <div class="agent-worktree">
+        <div class="agent-worktree" title={wt.path}>
           <Icon name="branch" />
-          <span title={wt.path}>
-            {wt.inPlace ? 'in place: ' : 'worktree '}
-            {wt.branch ? <code>{wt.branch}</code> : null} {shortWorktree(wt.path)}
-          </span>
+          <code>{wt.inPlace ? `in place: ${shortWorktree(wt.path)}` : wt.branch ?? shortWorktree(wt.path)}</code>
           {wt.kept === true ? <span class="badge badge-kept">kept</span> : null}
           {wt.kept === false ? <span class="badge">removed</span> : null}
           {wt.kept === true && (wt.changedFiles || wt.commits) ? (
@@ -207,18 +204,29 @@ function PermissionCard({ item, cwd }: { item: PermissionItem; cwd: string }): J
       answer: allowed ? { allowed: true, ...(remember ? { remember: 'session' as const } : {}) } : { allowed: false, ...(reason.trim() ? { message: reason.trim() } : {}) },
     });
   };
-  const detail = request.toolName === 'Bash' ? String(args.command ?? '') : toolTarget(request.toolName, args, cwd);
+  const bash = request.toolName === 'Bash';
+  const target = bash ? '' : toolTarget(request.toolName, args, cwd);
+  const what = bash ? 'run this command' : target ? `${request.toolName} ${target}` : request.summary;
+  if (!pending) {
+    return (
+      <div class={`permission permission-${item.state}`}>
+        <Icon name={item.state === 'denied' ? 'error' : item.state === 'cancelled' ? 'close' : 'check'} />
+        <span class="permission-result">
+          {STATE_TEXT[item.state]}: {bash ? String(args.command ?? request.summary) : what}
+          {item.reason ? ` (${item.reason})` : ''}
+        </span>
+      </div>
+    );
+  }
   return (
-    <div class={`permission permission-${item.state}`} role={pending ? 'alertdialog' : undefined} aria-label="Permission request">
+    <div class="permission permission-pending" role="alertdialog" aria-label="Permission request">
       <div class="permission-head">
         <Icon name="shield" />
         <span>
-          {pending ? 'Allow ' : ''}
-          <strong>{request.summary}</strong>
-          {pending ? '?' : ''}
+          Allow <strong>{what}</strong>?
         </span>
       </div>
-      {detail && request.toolName === 'Bash' ? <pre class="permission-detail">{detail}</pre> : null}
+      {bash ? <pre class="permission-detail">{String(args.command ?? request.summary)}</pre> : null}
       {pending ? (
         <div class="permission-actions">
           <button class="btn btn-primary" type="button" onClick={() => answer(true)}>
@@ -257,12 +265,7 @@ function PermissionCard({ item, cwd }: { item: PermissionItem; cwd: string }): J
             </form>
           )}
         </div>
-      ) : (
-        <div class="permission-result">
-          {STATE_TEXT[item.state]}
-          {item.reason ? `: ${item.reason}` : ''}
-        </div>
-      )}
+      ) : null}
     </div>
   );
 }

@@ -63,6 +63,8 @@ export function highlight(code: string, lang: string): string {
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
 md.validateLink = isSafeLink;
+// Only explicit links (http://, www.): `calc.py` is a file name, not the Paraguayan domain.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false });
 
 md.renderer.rules.fence = (tokens, idx) => {
   const token = tokens[idx];

@@ -21,9 +21,14 @@ export function post(message: ViewMessage): void {
 
 /** Figures the end-to-end benchmarks read (`window.__waveMetrics`). */
 export interface Metrics {
+  /** `@` typed -> the dropdown painted (the last answer for that query, or the new one). */
   atToPaint: number[];
+  /** `@` typed -> the server's answer to this keystroke painted. */
+  atToLivePaint: number[];
+  /** The completion request as the extension host timed it (host <-> wave-ls). */
+  atServer: number[];
   transcriptRender: { items: number; ms: number }[];
 }
 
-export const metrics: Metrics = { atToPaint: [], transcriptRender: [] };
+export const metrics: Metrics = { atToPaint: [], atToLivePaint: [], atServer: [], transcriptRender: [] };
 (window as unknown as { __waveMetrics: Metrics }).__waveMetrics = metrics;
