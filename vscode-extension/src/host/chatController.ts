@@ -264,11 +264,8 @@ export class ChatController implements vscode.Disposable {
       this.chats.set(sessionId, chat);
     }
     this.active = sessionId;
-    if (chat.stale) {
-      const ok = await this.resume(sessionId, chat);
-      if (!ok) return;
-    }
-    this.pushSnapshot();
+    if (chat.stale) await this.resume(sessionId, chat); // it shows the chat itself
+    else this.pushSnapshot();
   }
 
   /** Re-opens a chat's session in the (new) server and reloads its history. */
