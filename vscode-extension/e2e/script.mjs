@@ -18,7 +18,10 @@ export const MESSAGES = {
   draft: 'run the tests later',
   isolated: 'Add a sub function to calc.py, but in an isolated worktree so I can review it.',
   afterRestart: 'After the restart: are you still there?',
+  background: 'Run the slow job in the background.',
 };
+
+const SLOW_TASK = 'Wait for the slow job (a minute) and report.';
 
 const EXPLORE_TASK = 'Find the test files for calc.py and list the functions they test.';
 const ISOLATED_TASK = 'In calc.py, add a function sub(a, b) that returns a - b, below add.';
@@ -35,6 +38,19 @@ export function fakeModelScript() {
   return {
     api_key: 'e2e-key',
     routes: [
+      // First: a task notice may quote other routes' text; the main agent just acknowledges it.
+      { match: '<task-notification>', steps: [{ content: 'The background job ended; nothing else to do.', ...slow }] },
+      {
+        match: MESSAGES.background,
+        steps: [
+          {
+            tool_calls: [call('Agent', { description: 'Slow job', prompt: SLOW_TASK, subagent_type: 'general-purpose', run_in_background: true })],
+            ...slow,
+          },
+          { content: 'The slow job runs in the background; stop it whenever you like.', ...slow },
+        ],
+      },
+      { match: SLOW_TASK, steps: [{ tool_calls: [call('Bash', { command: 'sleep 60', description: 'The slow job' })] }, { content: 'Slow job done.' }] },
       {
         match: MESSAGES.explore,
         steps: [

@@ -265,12 +265,36 @@ test('a kept worktree is listed, its changes open, Remove works', async () => {
   await world.screenshot('15-worktree-removed');
 });
 
+test('the permission mode picker, and a background subagent with Stop', async () => {
+  await view.locator('.mode-select').selectOption('bypassPermissions');
+  await typeInInput(MESSAGES.background);
+  await page.keyboard.press('Enter');
+  const task = view.locator('.tasks .task', { hasText: 'general-purpose: Slow job' });
+  await task.waitFor({ timeout: TIMEOUT });
+  await page.locator('.statusbar-item', { hasText: '1 subagent' }).waitFor({ timeout: TIMEOUT });
+  const header = page.locator('.pane-header', { hasText: 'Background Tasks' });
+  if ((await header.getAttribute('aria-expanded')) !== 'true') await header.click();
+  await page.locator('.monaco-list-row', { hasText: 'general-purpose: Slow job' }).waitFor({ timeout: TIMEOUT });
+  await view.locator('.msg-assistant', { hasText: 'runs in the background' }).waitFor({ timeout: TIMEOUT });
+  await page.waitForTimeout(1500); // the subagent's sleep is running now
+  assert.equal(await view.locator('.permission-pending').count(), 0, 'bypassPermissions: the command ran without a prompt');
+  await world.screenshot('16-background-task');
+  await task.locator('button', { hasText: 'Stop' }).click();
+  await task.waitFor({ state: 'detached', timeout: TIMEOUT });
+  await view.locator('.notice', { hasText: /Background task agent-\w+ stopped/ }).waitFor({ timeout: TIMEOUT });
+  await page.locator('.statusbar-item', { hasText: 'subagent' }).waitFor({ state: 'detached', timeout: TIMEOUT });
+  await view.locator('.msg-assistant', { hasText: 'The background job ended' }).waitFor({ timeout: TIMEOUT });
+  await waitIdle();
+  await view.locator('.mode-select').selectOption('default');
+  await header.click(); // collapse it again
+});
+
 test('the server restarts after a crash, with a message, and the chat goes on', async () => {
   const pids = world.waveLsPids();
   assert.equal(pids.length, 1, `one wave-ls (${pids})`);
   process.kill(pids[0], 'SIGKILL');
   await page.locator('.notification-toast', { hasText: 'stopped unexpectedly' }).waitFor({ timeout: TIMEOUT });
-  await world.screenshot('16-crash-message');
+  await world.screenshot('17-crash-message');
   await page.waitForFunction(() => true);
   const deadline = Date.now() + 30_000;
   while (!world.waveLsPids().length && Date.now() < deadline) await page.waitForTimeout(250);
@@ -280,7 +304,7 @@ test('the server restarts after a crash, with a message, and the chat goes on', 
   await page.keyboard.press('Enter');
   await view.locator('.msg-assistant', { hasText: 'Still here' }).waitFor({ timeout: TIMEOUT });
   await waitIdle();
-  await world.screenshot('17-after-restart');
+  await world.screenshot('18-after-restart');
 });
 
 test('benchmark: @ keystroke to dropdown painted (real server)', async () => {
@@ -318,7 +342,7 @@ test('benchmark: a 500-message transcript renders', async () => {
   const renders = await view.evaluate(() => window.__waveMetrics.transcriptRender.filter((r) => r.items >= 500));
   assert.ok(renders.length, 'the render was measured');
   console.log(`BENCH 500-message transcript render: ${renders[0].ms.toFixed(1)} ms for ${renders[0].items} items (target <= 300 ms)`);
-  await world.screenshot('18-long-transcript');
+  await world.screenshot('19-long-transcript');
 });
 
 test('the README screenshot', async () => {

@@ -82,7 +82,7 @@ export function App(): JSX.Element {
   }, []);
 
   // Benchmark: a snapshot (a switched or resumed chat) until its transcript is painted.
-  useEffect(() => {
+  useLayoutEffect(() => {
     const start = renderStart.current;
     if (!start) return;
     renderStart.current = undefined;
@@ -197,7 +197,7 @@ export function App(): JSX.Element {
       </header>
       <ServerBanner server={server} />
       <div class="transcript" ref={scroller} onScroll={onScroll} onClick={onTranscriptClick}>
-        {chat && chat.items.length ? <Transcript items={chat.items} cwd={folder} /> : <EmptyState folder={folder} />}
+        {chat && chat.items.length ? <Transcript items={chat.items} cwd={folder} sessionId={chat.sessionId} scroller={scroller} /> : <EmptyState folder={folder} />}
         {busy && !chat?.items.some(isActive) ? (
           <div class="working">
             <Spinner /> Working…

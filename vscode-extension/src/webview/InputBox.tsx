@@ -183,8 +183,9 @@ export function InputBox(props: Props): JSX.Element {
     });
   }, []);
 
-  // The `@` benchmark: from the keystroke's event to the frame that shows the dropdown.
-  useEffect(() => {
+  // The `@` benchmark: from the keystroke's event to the frame that shows the dropdown (a
+  // layout effect runs right after the DOM changed; the next animation frame is its paint).
+  useLayoutEffect(() => {
     const waiting = pendingPaint.current;
     if (!waiting.length || !dropdown) return;
     pendingPaint.current = [];

@@ -2,17 +2,50 @@
 
 import type { JSX } from 'preact';
 import { memo } from 'preact/compat';
-import { useMemo, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { AssistantItem, ChatItem, NoticeItem, PermissionItem, ToolItem, UserItem } from '../shared/reducer';
 import { Icon, Spinner } from './icons';
 import { renderMarkdown, renderUserText } from './markup';
 import { post } from './vscodeApi';
 import { formatDuration, formatTokens, parseArgs, toolTarget } from './toolSummary';
 
-export function Transcript({ items, cwd }: { items: ChatItem[]; cwd: string }): JSX.Element {
+/** Items rendered at first (and added per step when scrolling up): a long chat opens fast. */
+export const WINDOW = 60;
+
+export function Transcript(props: { items: ChatItem[]; cwd: string; sessionId: string; scroller: { current: HTMLElement | null } }): JSX.Element {
+  const { items, cwd, sessionId, scroller } = props;
+  const [shown, setShown] = useState({ sessionId, start: Math.max(0, items.length - WINDOW) });
+  const start = shown.sessionId === sessionId ? Math.min(shown.start, Math.max(0, items.length - WINDOW)) : Math.max(0, items.length - WINDOW);
+  const sentinel = useRef<HTMLDivElement>(null);
+  const anchor = useRef<number | null>(null);
+  const showEarlier = () => {
+    const el = scroller.current;
+    anchor.current = el ? el.scrollHeight - el.scrollTop : null;
+    setShown({ sessionId, start: Math.max(0, start - WINDOW) });
+  };
+  // Keep what the user looks at in place when earlier items appear above it.
+  useLayoutEffect(() => {
+    const el = scroller.current;
+    if (el && anchor.current !== null) el.scrollTop = el.scrollHeight - anchor.current;
+    anchor.current = null;
+  }, [start]);
+  useEffect(() => {
+    const el = sentinel.current;
+    if (!el || !start) return;
+    const observer = new IntersectionObserver((entries) => entries.some((e) => e.isIntersecting) && showEarlier(), { root: scroller.current });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [start, sessionId]);
   return (
     <div class="transcript-items">
-      {items.map((item) => (
+      {start > 0 ? (
+        <div ref={sentinel} class="earlier">
+          <button class="link" type="button" onClick={showEarlier}>
+            Show {Math.min(WINDOW, start)} earlier ({start} more)
+          </button>
+        </div>
+      ) : null}
+      {items.slice(start).map((item) => (
         <Item key={item.key} item={item} cwd={cwd} />
       ))}
     </div>
