@@ -99,6 +99,17 @@ export function App(): JSX.Element {
     if (el && stick.current) el.scrollTop = el.scrollHeight;
   });
 
+  // The view got smaller (a pane opened below it): stay at the end if the user was there.
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const observer = new ResizeObserver(() => {
+      if (stick.current) el.scrollTop = el.scrollHeight;
+    });
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, []);
+
   const onScroll = () => {
     const el = scroller.current;
     if (el) stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
@@ -142,7 +153,9 @@ export function App(): JSX.Element {
             title={title}
             value={chat?.sessionId ?? ''}
             onChange={(e) => {
-              const id = (e.target as HTMLSelectElement).value;
+              const select = e.target as HTMLSelectElement;
+              const id = select.value;
+              select.value = chat?.sessionId ?? ''; // the host answers with the chat to show
               if (id === '__history') post({ type: 'showSessions' });
               else if (id) post({ type: 'switchSession', sessionId: id });
               else post({ type: 'newChat' });

@@ -63,9 +63,15 @@ const Item = memo(function Item({ item, cwd }: { item: ChatItem; cwd: string }):
     case 'permission':
       return <PermissionCard item={item} cwd={cwd} />;
     case 'tool':
-      return item.name === 'Agent' ? <AgentBlock item={item} /> : <ToolBlock item={item} cwd={cwd} />;
+      return item.name === 'Agent' && !startsBackgroundRun(item) ? <AgentBlock item={item} /> : <ToolBlock item={item} cwd={cwd} />;
   }
 });
+
+/** The call that only starts a background subagent: a line; the run has its own live block. */
+function startsBackgroundRun(item: ToolItem): boolean {
+  if (item.details?.taskId && item.details.taskId === item.toolCallId) return false;
+  return /^Background task /.test(item.shortResult) || parseArgs(item.arguments).run_in_background === true;
+}
 
 function UserMessage({ item }: { item: UserItem }): JSX.Element {
   const html = useMemo(() => renderUserText(item.text), [item.text]);
@@ -148,7 +154,6 @@ function AgentBlock({ item }: { item: ToolItem }): JSX.Element {
   const live = item.progress?.message || item.shortResult;
   const summary = item.progress?.end || d.summary || (running ? '' : item.shortResult);
   const wt = d.worktree;
-  const starter = /^Background task /.test(item.shortResult) && !d.background;
   const result = item.result ?? '';
   return (
     <div class={`agent agent-${item.status}${d.background ? ' agent-bg' : ''}`} data-agent={type}>
@@ -159,7 +164,7 @@ function AgentBlock({ item }: { item: ToolItem }): JSX.Element {
         {d.background ? <span class="badge">background</span> : null}
         <span class="agent-status">{running ? <Spinner /> : <StatusIcon status={item.status} />}</span>
       </div>
-      {running && live && !starter ? <div class="agent-live">{live}</div> : null}
+      {running && live ? <div class="agent-live">{live}</div> : null}
       {wt && wt.path ? (
         <div class="agent-worktree" title={wt.path}>
           <Icon name="branch" />
