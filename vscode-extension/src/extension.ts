@@ -19,6 +19,8 @@ export function activate(context: vscode.ExtensionContext): void {
   const diffs = new DiffDocuments();
   const chats = new ChatController(server, context, diffs);
   const chatView = new ChatViewProvider(context.extensionUri, chats);
+  chats.attachView(chatView);
+  let configuring = false;
   const worktrees = new WorktreesView(server, diffs);
   const tasks = new TasksView(chats, server);
 
@@ -39,18 +41,29 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('wave.restartServer', () => server.restart()),
     vscode.commands.registerCommand('wave.showServerLog', () => log.show(true)),
     vscode.commands.registerCommand('wave.configureModel', async () => {
-      if (await configureModel(context.secrets)) {
-        await server.restart();
-        void vscode.window.showInformationMessage('Wave: the model is configured; the server was restarted with it.');
+      configuring = true;
+      try {
+        if (!(await configureModel(context.secrets))) return;
+      } finally {
+        configuring = false;
       }
+      await server.restart();
+      void vscode.window.showInformationMessage('Wave: the model is configured; the server was restarted with it.');
     }),
     vscode.commands.registerCommand('wave.newSubagent', () => newSubagent()),
     vscode.workspace.onDidChangeConfiguration((e) => {
+      if (configuring) return;
       if (e.affectsConfiguration('wave.server') || e.affectsConfiguration('wave.baseUrl') || e.affectsConfiguration('wave.model')) {
         void vscode.window.showInformationMessage('Wave: restart the server to use the new settings.', 'Restart Server').then((pick) => {
           if (pick) void server.restart();
         });
       }
+    }),
+  );
+  // A turn or a background run may have kept a worktree.
+  context.subscriptions.push(
+    server.onUpdate((u) => {
+      if (u.kind === 'turnEnded' || (u.kind === 'task' && u.task.status !== 'running')) worktrees.refresh();
     }),
   );
   void server.ready();

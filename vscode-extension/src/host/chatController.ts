@@ -108,7 +108,7 @@ export class ChatController implements vscode.Disposable {
 
   // ---------------------------------------------------------------- view
 
-  attachView(view: ChatView | undefined): void {
+  attachView(view: ChatView): void {
     this.view = view;
   }
 

@@ -33,7 +33,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatView {
   }
 
   post(message: HostMessage): void {
-    void this.view?.webview.postMessage(message);
+    // A view being torn down refuses messages; it gets a snapshot when it comes back.
+    this.view?.webview.postMessage(message).then(undefined, () => undefined);
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -43,12 +44,8 @@ export class ChatViewProvider implements vscode.WebviewViewProvider, ChatView {
     view.webview.html = this.html(view.webview, dist);
     view.webview.onDidReceiveMessage((message: ViewMessage) => void this.controller.handle(message));
     view.onDidDispose(() => {
-      if (this.view === view) {
-        this.view = undefined;
-        this.controller.attachView(undefined);
-      }
+      if (this.view === view) this.view = undefined;
     });
-    this.controller.attachView(this);
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
