@@ -514,6 +514,7 @@ async def test_registry_and_list_survive_a_restart(
             "name": kept.name,
             "hookCreated": False,
             "baseCommit": kept.base_commit,
+            "mainRepo": str(repo),
         },
         {
             "path": str(manual),
@@ -522,6 +523,7 @@ async def test_registry_and_list_survive_a_restart(
             "commits": None,  # no record: the base is unknown
             "name": "manual",
             "hookCreated": False,
+            "mainRepo": str(repo),
         },
     ]
     assert created[0] is not None and re.match(r"\d{4}-\d\d-\d\dT", created[0])

@@ -212,3 +212,16 @@ async def test_enter_tool_outside_git_fails_clearly(tmp_path: Path, home: Path):
         await EnterWorktreeTool().run({}, ctx)
     assert list(plain.iterdir()) == []
     shutil.rmtree(plain)
+
+
+async def test_a_worktree_another_live_session_uses_is_never_removed(repo: Path, home: Path):
+    a = SessionWorktrees(repo, home, owner="session A")
+    b = SessionWorktrees(repo, home, owner="session B")
+    wt = await a.enter("shared")
+    await b.enter("shared")  # the same named worktree, reused
+    with pytest.raises(IsolationError, match="in use by session A"):
+        await b.exit("remove", True)
+    assert wt.path.is_dir() and b.current is not None  # refused: b is still in it
+    await a.exit("keep", False)
+    outcome = await b.exit("remove", True)
+    assert not outcome.kept and not wt.path.exists()

@@ -3,6 +3,7 @@ the offline model over HTTP, real files."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
@@ -212,3 +213,32 @@ async def test_plan_mode_allows_only_read_only_bash(
     assert "Exit code" not in results[1] and "read-only" not in results[1].lower()
     assert "plan mode" in results[2].lower()
     assert not (project / "hacked").exists() and not (project / "x").exists()
+
+
+async def test_close_leaves_no_task_behind(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "start",
+                    reply("", call("Bash", {"command": "sleep 60", "run_in_background": True})),
+                    reply("Started; thinking a long time.", fault={"hang": True}),
+                )
+            ]
+        }
+    )
+    before = set(asyncio.all_tasks())
+    chat = session(fake_model, project, home, permission_mode="bypassPermissions")
+    turn = asyncio.create_task(chat.send("start"))
+    while not chat.tasks.has_running:
+        await asyncio.sleep(0.02)
+    await chat.close()
+    with pytest.raises(asyncio.CancelledError):
+        await turn  # the turn was cancelled (the LSP adapter answers "cancelled")
+    assert not chat.tasks.has_running
+    assert chat.transcript is not None and chat.transcript._file is None
+    await asyncio.sleep(0)
+    left = {t for t in asyncio.all_tasks() - before if not t.done()}
+    assert left == set(), left

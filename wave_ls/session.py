@@ -33,6 +33,7 @@ from wave_ls.runtime.core import (
     PermissionRequest,
     Tool,
     ToolContext,
+    Usage,
 )
 from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
@@ -169,6 +170,8 @@ class AgentSession:
         finally:
             self._user_waiting = False
         try:
+            if self._closed:  # closed while this message waited behind an automatic turn
+                return TurnResult("cancelled", "", Usage(), "the session was closed")
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
             return await self.conversation.run_turn(self.user_messages(text))
@@ -225,10 +228,6 @@ class AgentSession:
             or (self._waking is not None and not self._waking.done())
         ):
             await asyncio.sleep(poll)
-
-    @property
-    def permission_mode(self) -> PermissionMode:
-        return self.conversation.config.permission_mode
 
     def configure(
         self, *, permission_mode: PermissionMode | None = None, model: str | None = None

@@ -46,6 +46,7 @@ class WaveClient(LanguageClient):
         self.permission_requests: list[dict[str, Any]] = []
         self.editor_lsp_answer: Callable[[dict[str, Any]], Any] | None = None
         self.editor_lsp_requests: list[dict[str, Any]] = []
+        self.init_result: types.InitializeResult | None = None
 
         @self.feature(UPDATE)
         def on_update(params: dict[str, Any]) -> None:
@@ -132,7 +133,7 @@ async def wave_client(
         env=env,
     )
     try:
-        await client.initialize_session(
+        client.init_result = await client.initialize_session(
             types.InitializeParams(
                 capabilities=caps or capabilities(),
                 initialization_options=init_options,

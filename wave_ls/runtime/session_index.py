@@ -1,12 +1,14 @@
-"""Saved sessions at a glance: a summary per transcript, kept beside it, read incrementally.
+"""Saved sessions at a glance: one summary per transcript, cached in one index, read
+incrementally.
 
-Listing many sessions must not read whole transcripts. Each ``<id>.jsonl`` gets a small
-sidecar ``<id>.summary.json`` that caches what the list shows (title, message count, the
-header's cwd and creation time) together with how many bytes of the transcript it covers.
-A summary whose byte count equals the file's size is current; a transcript that grew since
-(a turn, a crash before the summary was saved) is read from that byte on only; anything else
-(no sidecar, a shorter or rewritten file) is read once in full. The sidecar is a cache: it
-can always be deleted, and a write that fails costs only speed.
+Listing many sessions must not read whole transcripts. ``<home>/.wave/sessions/index.json``
+caches, per session, what the list shows (title, message count, the header's cwd and
+creation time) with how many bytes of the transcript that covers and the transcript's
+mtime. A listing reads the index once and stats every transcript: an entry whose size and
+mtime still match is current; a transcript that grew since (a turn, a crash before the
+index was saved) is read from the covered byte on only; anything else (no entry, a shorter
+or rewritten file) is read once in full. The index is only a cache: deleting it, or losing
+a write to another process, costs only speed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import logging
 import os
 import tempfile
+import threading
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +29,7 @@ from wave_ls.runtime.transcript import valid_session_id
 log = logging.getLogger(__name__)
 
 SUMMARY_VERSION = 1
-SUMMARY_SUFFIX = ".summary.json"
+INDEX_NAME = "index.json"
 TRANSCRIPT_SUFFIX = ".jsonl"
 TITLE_LIMIT = 80
 # What our writer puts first on each line (compact JSON, "type" first); other spellings are
@@ -46,7 +49,6 @@ class SessionSummary:
     updated_at: int  # epoch ms: the transcript's last change
     message_count: int
     size: int  # bytes of the transcript this summary covers (complete lines only)
-    version: int = SUMMARY_VERSION
 
     def to_json(self, *, live: bool) -> dict[str, Any]:
         """An item of ``wave/session/list``."""
@@ -76,27 +78,15 @@ def title_of(message: dict[str, Any]) -> str | None:
     return line if len(line) <= TITLE_LIMIT else line[: TITLE_LIMIT - 1] + "…"
 
 
-def summary_path(transcript: Path) -> Path:
-    return transcript.with_name(transcript.name.removesuffix(TRANSCRIPT_SUFFIX) + SUMMARY_SUFFIX)
-
-
-def read_summary(transcript: Path, stat: os.stat_result | None = None) -> SessionSummary | None:
-    """The current summary of ``transcript`` (None when it has no readable header), reading
-    only what the cached summary does not cover, and caching the result."""
-    session_id = transcript.name.removesuffix(TRANSCRIPT_SUFFIX)
-    try:
-        stat = stat or transcript.stat()
-        cached = _load(summary_path(transcript), session_id)
-        with transcript.open("rb") as handle:
-            summary = _advance(handle, cached, stat.st_size, session_id)
-    except OSError as error:
-        log.warning("cannot summarise %s: %s", transcript, error)
-        return None
-    if summary is None:
-        return None
-    summary.updated_at = stat.st_mtime_ns // 1_000_000
-    if summary != cached:
-        _save(summary_path(transcript), summary)
+def read_summary(transcript: Path) -> SessionSummary | None:
+    """The current summary of one transcript (None when it has no readable header), read
+    incrementally and saved to the index (what a session does when a turn ends)."""
+    with _lock:
+        index = _load_index(transcript.parent)
+        summary = _current(transcript, index.get(transcript.name.removesuffix(TRANSCRIPT_SUFFIX)))
+        if summary is not None and index.get(summary.session_id) != summary:
+            index[summary.session_id] = summary
+            _save_index(transcript.parent, index)
     return summary
 
 
@@ -105,28 +95,46 @@ def list_sessions(home: Path, cwd: Path | None = None) -> list[SessionSummary]:
     recently changed first."""
     folder = home / ".wave" / "sessions"
     wanted = os.path.realpath(cwd) if cwd is not None else None
-    found: list[SessionSummary] = []
     try:
-        entries = list(os.scandir(folder))
+        entries = [e for e in os.scandir(folder) if e.name.endswith(TRANSCRIPT_SUFFIX)]
     except OSError:
         return []
-    for entry in entries:
-        if not entry.name.endswith(TRANSCRIPT_SUFFIX):
-            continue
-        if not valid_session_id(entry.name.removesuffix(TRANSCRIPT_SUFFIX)):
-            continue
-        try:
-            stat = entry.stat()
-        except OSError:
-            continue
-        summary = read_summary(Path(entry.path), stat)
-        if summary is None:
-            continue
-        if wanted is not None and os.path.realpath(summary.cwd or "/") != wanted:
-            continue
-        found.append(summary)
+    with _lock:
+        index = _load_index(folder)
+        current: dict[str, SessionSummary] = {}
+        for entry in entries:
+            session_id = entry.name.removesuffix(TRANSCRIPT_SUFFIX)
+            if not valid_session_id(session_id):
+                continue
+            summary = _current(Path(entry.path), index.get(session_id))
+            if summary is not None:
+                current[session_id] = summary
+        if current != index:
+            _save_index(folder, current)
+    found = [
+        s for s in current.values() if wanted is None or os.path.realpath(s.cwd or "/") == wanted
+    ]
     found.sort(key=lambda s: (s.updated_at, s.created_at), reverse=True)
     return found
+
+
+def _current(transcript: Path, cached: SessionSummary | None) -> SessionSummary | None:
+    """``cached`` if it still describes ``transcript``, else brought up to date."""
+    try:
+        stat = transcript.stat()
+        updated = stat.st_mtime_ns // 1_000_000
+        if cached is not None and cached.size == stat.st_size and cached.updated_at == updated:
+            return cached  # the common case: only the stat
+        with transcript.open("rb") as handle:
+            summary = _advance(
+                handle, cached, stat.st_size, transcript.name.removesuffix(TRANSCRIPT_SUFFIX)
+            )
+    except OSError as error:
+        log.warning("cannot summarise %s: %s", transcript, error)
+        return None
+    if summary is not None:
+        summary.updated_at = updated
+    return summary
 
 
 # ---------------------------------------------------------------------- reading
@@ -193,34 +201,36 @@ def _epoch_ms(value: Any) -> int:
         return 0
 
 
-# ---------------------------------------------------------------------- the sidecar
+# ---------------------------------------------------------------------- the index
+
+_lock = threading.Lock()  # one reader-writer of the index at a time in this process
 
 
-def _load(path: Path, session_id: str) -> SessionSummary | None:
+def _load_index(folder: Path) -> dict[str, SessionSummary]:
     try:
-        data = json.loads(path.read_bytes())
-        summary = SessionSummary(**data)
+        data = json.loads((folder / INDEX_NAME).read_bytes())
+        if data.get("version") != SUMMARY_VERSION:
+            return {}
+        return {s["session_id"]: SessionSummary(**s) for s in data["sessions"]}
     except FileNotFoundError:
-        return None
-    except (OSError, ValueError, TypeError) as error:
-        log.debug("ignoring summary %s: %s", path, error)
-        return None
-    if summary.version != SUMMARY_VERSION or summary.session_id != session_id:
-        return None
-    return summary
+        return {}
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+        log.debug("ignoring the session index in %s: %s", folder, error)
+        return {}
 
 
-def _save(path: Path, summary: SessionSummary) -> None:
-    """Replace the sidecar atomically; a failure only costs the next listing some reading."""
+def _save_index(folder: Path, index: dict[str, SessionSummary]) -> None:
+    """Replace the index atomically; a failure only costs the next listing some reading."""
+    data = {"version": SUMMARY_VERSION, "sessions": [asdict(s) for s in index.values()]}
     try:
-        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".summary-", suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=folder, prefix=".index-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(asdict(summary), handle, ensure_ascii=False, separators=(",", ":"))
-            os.replace(temp, path)
+                json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+            os.replace(temp, folder / INDEX_NAME)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
             raise
     except OSError as error:
-        log.debug("cannot cache the summary %s: %s", path, error)
+        log.debug("cannot save the session index in %s: %s", folder, error)
