@@ -261,6 +261,8 @@ class Conversation:
                 meta["details"] = result.details
             if result.is_error:
                 meta["isError"] = True
+            if result.details.get("permission"):  # the session rule that let it run
+                meta["permission"] = result.details["permission"]
             self.append(
                 Message("tool", result.content, tool_call_id=call.id, name=call.name, meta=meta)
             )
