@@ -96,8 +96,8 @@ class AgentDocuments:
         self._places.pop(uri, None)
         if self.place(uri) is None:
             return
-        self._warm_up()
         self.schedule(uri)
+        self._warm_up()
 
     def changed(self, uri: str) -> None:
         if self.place(uri) is not None:

@@ -186,11 +186,16 @@ def register(server: WaveServer) -> None:
             raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {error}") from None
         uri = from_fs_path(str(path)) or path.as_uri()
         if _show_document_support(ls):
-            ls.run_task(
-                ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)),
-                "show the new subagent",
-            )
+            ls.run_task(show_document(ls, uri), "show the new subagent")
         return {"path": str(path), "uri": uri}
+
+
+async def show_document(ls: WaveServer, uri: str) -> None:
+    """Open a file in the editor (``window/showDocument``); a refusal is not an error."""
+    try:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    except Exception as error:
+        log.info("the client did not show %s: %s", uri, error)
 
 
 def watch_agent_files(ls: WaveServer) -> None:

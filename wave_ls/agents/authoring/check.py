@@ -157,8 +157,8 @@ def _neighbours(
     mine = ParsedFile(path, defn, (), line)
     own_index = next((i for i, (d, _) in enumerate(layers) if d == agent_dir), None)
     for index, (layer_dir, files) in enumerate(layers):
-        others = [f for f in files if f.path.name != path.name]
         if index == own_index:
+            others = [f for f in files if f.path.name != path.name]  # this file is the text
             ordered = sorted([*others, mine], key=lambda f: f.path.name)
             _, problems = dedupe_directory(ordered)
             for problem in problems:
@@ -173,10 +173,11 @@ def _neighbours(
                         span,
                         f"{later[0].path.name} in the same directory also defines "
                         f"'{defn.name}' and is ignored (this file comes first by name)",
+                        Codes.DUPLICATE_NAME,
                     )
                 )
             continue
-        winners, _ = dedupe_directory(others)
+        winners, _ = dedupe_directory(files)
         other = next((d for d in winners if d.name == defn.name), None)
         if other is None:
             continue
@@ -189,8 +190,10 @@ def _neighbours(
     return out
 
 
-def _info(path: Path, line: int | None, span: Span | None, message: str) -> Problem:
-    return Problem(str(path), line, message, "information", span, Codes.OVERRIDES)
+def _info(
+    path: Path, line: int | None, span: Span | None, message: str, code: str = Codes.OVERRIDES
+) -> Problem:
+    return Problem(str(path), line, message, "information", span, code)
 
 
 def _named(parsed: ParsedFile, name: str) -> bool:

@@ -189,7 +189,7 @@ def _values(key: str, path: Path, facts: CompletionFacts) -> list[tuple[str, str
                 KEY_DOCS["model"].markdown,
             )
         ]
-        out += [(model, "offered by the endpoint", None) for model in facts.models or ()]
+        out += [(model, "offered by the endpoint", None) for model in sorted(facts.models or ())]
         return out
     if key == "isolation":
         return [("worktree", "run in its own git worktree", KEY_DOCS["isolation"].markdown)]

@@ -31,16 +31,19 @@ def agent_place(
     """The place of ``path`` when it is a ``*.md`` file directly in an agents directory
     the server reads (``<project>/.wave/agents``, ``$HOME/.wave/agents``, a plugin's
     ``agents/``, the built-ins), else None. Any folder's ``.wave/agents`` counts: sessions
-    may run in folders other than the workspace root."""
+    may run in folders other than the workspace root. Files are judged in the catalog of
+    ``root`` (the workspace), or of their own project when that is another folder."""
     if path.suffix != ".md" or path.name.startswith("."):
         return None
     parent = path.parent
-    project_file = parent.name == "agents" and parent.parent.name == ".wave"
-    cwd = parent.parent.parent if project_file else root
-    dirs, _ = agent_dirs(cwd, home, plugins, env)
-    for agent_dir in reversed(dirs):
-        if _same_dir(agent_dir.directory, parent):
-            return AgentPlace(path, agent_dir, cwd)
+    candidates = [root]
+    if parent.name == "agents" and parent.parent.name == ".wave":
+        candidates.append(parent.parent.parent)  # another folder's project agents
+    for cwd in candidates:
+        dirs, _ = agent_dirs(cwd, home, plugins, env)
+        for agent_dir in reversed(dirs):
+            if _same_dir(agent_dir.directory, parent):
+                return AgentPlace(path, agent_dir, cwd)
     return None
 
 
