@@ -339,16 +339,18 @@ async def test_completion_of_keys_tools_and_values(
         uri = editor.open(folder / "writer.md", text)
         comma = await editor.completion(uri, 3, 13)
         labels = [i.label for i in comma]
-        assert "Grep" in labels and "Read" not in labels and "Agent" not in labels
+        assert "Grep" in labels and "Agent" not in labels
+        assert labels[-1] == "Read"  # already listed: last
         grep = next(i for i in comma if i.label == "Grep")
         assert editor.applied(uri, grep).split("\n")[3] == "tools: Read, Grep"
         flow = await editor.completion(uri, 4, 24)
-        assert "Edit" in [i.label for i in flow] and "Bash" not in [i.label for i in flow]
+        assert "Edit" in [i.label for i in flow] and "Agent" in [i.label for i in flow]
+        assert sorted(flow, key=lambda i: i.sort_text or "")[-1].label == "Bash"
         edit = next(i for i in flow if i.label == "Edit")
         assert editor.applied(uri, edit).split("\n")[4] == "disallowedTools: [Bash, Edit]"
         blocky = editor.open(folder / "blocky.md", block)
         listed = await editor.completion(blocky, 5, 4)
-        assert "Read" in [i.label for i in listed] and "Grep" not in [i.label for i in listed]
+        assert sorted(listed, key=lambda i: i.sort_text or "")[-1].label == "Grep"
         read = next(i for i in listed if i.label == "Read")
         assert editor.applied(blocky, read).split("\n")[5] == "  - Read"
         # Partly typed: the word is replaced.

@@ -96,8 +96,7 @@ class AgentDocuments:
         self._places.pop(uri, None)
         if self.place(uri) is None:
             return
-        self.schedule(uri)
-        self._warm_up()
+        self.schedule(uri)  # the tool descriptions and models load after its first check
 
     def changed(self, uri: str) -> None:
         if self.place(uri) is not None:
@@ -139,6 +138,7 @@ class AgentDocuments:
                 return
             self._published.add(uri)
             self._send(uri, [d for _, d in checked.diagnostics], checked.version)
+            self._warm_up()
         except Exception:  # one bad document must not stop the others
             log.exception("checking %s failed", uri)
 

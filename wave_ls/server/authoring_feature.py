@@ -71,7 +71,7 @@ def register(server: WaveServer) -> None:
 
     @server.feature(
         types.TEXT_DOCUMENT_COMPLETION,
-        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS),
+        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
     def completion(ls: WaveServer, params: types.CompletionParams) -> types.CompletionList | None:
         document = docs.document(params.text_document.uri)
@@ -90,6 +90,18 @@ def register(server: WaveServer) -> None:
         items = [_completion_item(docs, lines, s, snippets) for s in suggestions]
         return types.CompletionList(is_incomplete=False, items=items)
 
+    @server.feature(types.COMPLETION_ITEM_RESOLVE)
+    async def completion_resolve(
+        ls: WaveServer, item: types.CompletionItem
+    ) -> types.CompletionItem:
+        # A tool's description is long: sent for the item the user looks at, not for all.
+        tool = item.data.get("tool") if isinstance(item.data, dict) else None
+        if isinstance(tool, str):
+            description = (await docs.tool_docs()).get(tool)
+            if description:
+                item.documentation = _markdown(description)
+        return item
+
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: WaveServer, params: types.HoverParams) -> types.Hover | None:
         document = docs.document(params.text_document.uri)
@@ -106,7 +118,7 @@ def register(server: WaveServer) -> None:
         if found is None:
             return None
         return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=found.markdown),
+            contents=_markdown(found.markdown),
             range=docs.lsp_range(lines, found.range),
         )
 
@@ -266,20 +278,23 @@ def _completion_item(
     snippet = suggestion.snippet and snippets
     if suggestion.snippet and not snippets:
         text = _PLACEHOLDER.sub(lambda m: m.group(1) or "", text)
+    tool = suggestion.kind == "tool"  # its description comes with completionItem/resolve
+    documentation = None if tool or not suggestion.documentation else suggestion.documentation
     return types.CompletionItem(
         label=suggestion.label,
         kind=COMPLETION_KIND[suggestion.kind],
         detail=suggestion.detail,
-        documentation=types.MarkupContent(
-            kind=types.MarkupKind.Markdown, value=suggestion.documentation
-        )
-        if suggestion.documentation
-        else None,
+        documentation=_markdown(documentation) if documentation else None,
+        data={"tool": suggestion.label} if tool else None,
         sort_text=suggestion.sort or None,
         filter_text=suggestion.label,
         insert_text_format=types.InsertTextFormat.Snippet if snippet else None,
         text_edit=types.TextEdit(docs.lsp_range(lines, suggestion.replace), text),
     )
+
+
+def _markdown(text: str) -> types.MarkupContent:
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
 
 
 def _symbol(docs: AgentDocuments, lines: list[str], symbol: Symbol) -> types.DocumentSymbol:

@@ -156,7 +156,9 @@ def _neighbours(
     out: list[Problem] = []
     mine = ParsedFile(path, defn, (), line)
     own_index = next((i for i, (d, _) in enumerate(layers) if d == agent_dir), None)
-    for index, (layer_dir, files) in enumerate(layers):
+    for index, (layer_dir, all_files) in enumerate(layers):
+        # Only files of the same name matter (dedupe_directory compares names only).
+        files = [f for f in all_files if _named(f, defn.name)]
         if index == own_index:
             others = [f for f in files if f.path.name != path.name]  # this file is the text
             ordered = sorted([*others, mine], key=lambda f: f.path.name)
@@ -164,7 +166,7 @@ def _neighbours(
             for problem in problems:
                 if problem.path == str(path):  # the loader's duplicate report, as it words it
                     out.append(replace(problem, span=span, code=Codes.DUPLICATE_NAME))
-            later = [f for f in ordered if f.path.name > path.name and _named(f, defn.name)]
+            later = [f for f in ordered if f.path.name > path.name]
             if later and not any(p.path == str(path) for p in problems):
                 out.append(
                     _info(
@@ -177,10 +179,10 @@ def _neighbours(
                     )
                 )
             continue
-        winners, _ = dedupe_directory(files)
-        other = next((d for d in winners if d.name == defn.name), None)
-        if other is None:
+        if not files:
             continue
+        other = files[0].definition  # the first by file name wins in its directory
+        assert other is not None
         described = f"{_scope(layer_dir)} '{other.name}'{_at(other)}"
         if own_index is None or index < own_index:
             message = f"overrides the {described}"

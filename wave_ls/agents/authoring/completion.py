@@ -1,7 +1,8 @@
 """Completion inside an agent file's frontmatter (pure).
 
 At the start of a frontmatter line: the keys not written yet. After ``tools:`` or
-``disallowedTools:`` (``A, B``, ``[A, B]`` or ``- A`` lines): the tool names not listed yet.
+``disallowedTools:`` (``A, B``, ``[A, B]`` or ``- A`` lines): the tool names, those not
+listed yet first (``tools`` leaves out the ones never given to a subagent).
 After ``model:``: ``inherit`` and the endpoint's models; ``isolation:``: ``worktree``;
 ``omitAgentsMd:``: ``true``/``false``; ``name:``: a name from the file name. In a file
 without frontmatter: a snippet for a whole new subagent.
@@ -161,21 +162,16 @@ def _tools(
     where = TextRange(line, start, line, end)
     out = []
     for index, name in enumerate(ALL_TOOL_NAMES):
-        if name in listed or name in NEVER_FOR_SUBAGENTS:
-            continue
+        if owner.key == "tools" and name in NEVER_FOR_SUBAGENTS:
+            continue  # it would only earn a warning
         description = facts.tool_docs.get(name)
-        out.append(
-            Suggestion(
-                name,
-                "tool",
-                _first_sentence(description) if description else "tool",
-                where,
-                gap + name,
-                description,
-                sort=f"{index:02d}",
-            )
-        )
-    return out
+        detail = _first_sentence(description) if description else "tool"
+        # Names already in the list come last (offered still: the list may be re-typed).
+        sort = f"1{index:02d}" if name in listed else f"0{index:02d}"
+        if name in listed:
+            detail = f"(already listed) {detail}"
+        out.append(Suggestion(name, "tool", detail, where, gap + name, description, sort=sort))
+    return sorted(out, key=lambda suggestion: suggestion.sort)
 
 
 def _values(key: str, path: Path, facts: CompletionFacts) -> list[tuple[str, str, str | None]]:

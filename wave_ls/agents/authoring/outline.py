@@ -75,7 +75,6 @@ class Outline:
     open_line: int | None  # the opening '---'; None when there is no frontmatter
     close_line: int | None  # the closing '---' (or '...'); None when not closed
     keys: tuple[KeyLine, ...]
-    headings: tuple[Heading, ...]
 
     @classmethod
     def of(cls, text: str) -> Outline:
@@ -85,11 +84,16 @@ class Outline:
         if open_line is not None:
             end = close_line if close_line is not None else len(lines)
             keys = _keys(lines, open_line + 1, end)
-        if open_line is None:
-            body_start = 0
+        return cls(lines, open_line, close_line, keys)
+
+    @cached_property
+    def headings(self) -> tuple[Heading, ...]:
+        """The prompt's headings (read on first use: completion never needs them)."""
+        if self.open_line is None:
+            start = 0
         else:
-            body_start = len(lines) if close_line is None else close_line + 1
-        return cls(lines, open_line, close_line, keys, _headings(lines, body_start))
+            start = len(self.lines) if self.close_line is None else self.close_line + 1
+        return _headings(self.lines, start)
 
     @property
     def frontmatter_end(self) -> int:
