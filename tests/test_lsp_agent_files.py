@@ -517,9 +517,9 @@ async def test_new_subagent_command_writes_a_template_that_loads(home: Path, pro
     async with wave_client(server_env(home), root=project) as client:
         assert client.init_result is not None
         provider = client.init_result.capabilities.execute_command_provider
-        assert provider is not None and "wave.newSubagent" in provider.commands
+        assert provider is not None and "wave-ls.newSubagent" in provider.commands
         result = await client.workspace_execute_command_async(
-            types.ExecuteCommandParams("wave.newSubagent", [str(project), "doc-writer"])
+            types.ExecuteCommandParams("wave-ls.newSubagent", [str(project), "doc-writer"])
         )
         path = project / ".wave" / "agents" / "doc-writer.md"
         assert result == {"path": str(path), "uri": uri_of(path)}
@@ -528,15 +528,15 @@ async def test_new_subagent_command_writes_a_template_that_loads(home: Path, pro
         assert any(a["name"] == "doc-writer" for a in listed["agents"])
         with pytest.raises(Exception, match="already exists"):
             await client.workspace_execute_command_async(
-                types.ExecuteCommandParams("wave.newSubagent", [str(project), "doc-writer"])
+                types.ExecuteCommandParams("wave-ls.newSubagent", [str(project), "doc-writer"])
             )
         with pytest.raises(Exception, match="not a valid subagent name"):
             await client.workspace_execute_command_async(
-                types.ExecuteCommandParams("wave.newSubagent", [str(project), "doc writer"])
+                types.ExecuteCommandParams("wave-ls.newSubagent", [str(project), "doc writer"])
             )
         user = await client.workspace_execute_command_async(
             types.ExecuteCommandParams(
-                "wave.newSubagent",
+                "wave-ls.newSubagent",
                 [{"folder": str(home / ".wave" / "agents"), "name": "mine", "description": "a: b"}],
             )
         )

@@ -1,5 +1,5 @@
 """Agent files in the editor: diagnostics, completion, hover, quick fixes, symbols, folding
-and the ``wave.newSubagent`` command, with standard LSP methods.
+and the ``wave-ls.newSubagent`` command, with standard LSP methods.
 
 Only documents in an agent directory the server loads get anything (``AgentDocuments``
 decides); every handler answers from the open document's text.
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NEW_SUBAGENT = "wave.newSubagent"
+NEW_SUBAGENT = "wave-ls.newSubagent"
 TRIGGER_CHARACTERS = [" ", ",", "[", "-"]
 COMPLETION_KIND = {
     "key": types.CompletionItemKind.Property,

@@ -97,7 +97,7 @@ FOREIGN_KEYS: frozenset[str] = frozenset(
     }
 )
 
-# The keys of a new file's template, in order (what ``wave.newSubagent`` writes too).
+# The keys a new file starts with, in order (completion offers them first).
 TEMPLATE_KEYS = ("name", "description", "tools", "model")
 
 
