@@ -206,7 +206,7 @@ def test_tool_completion_in_a_block_list_and_documentation() -> None:
 def test_key_value_and_template_completion() -> None:
     text = "---\nname: a\nde\nmodel: \nisolation: w\n---\nbody\n"
     assert labels(text, 2, 2)[:2] == ["description", "tools"]  # "name", "model" are there
-    assert "name" not in labels(text, 2, 2) and "model" not in labels(text, 2, 2)
+    assert labels(text, 2, 2)[-3:] == ["name", "model", "isolation"]  # offered last
     models = CompletionFacts({}, models=["m2", "m1"], session_model="m1")
     assert labels(text, 3, 7, models) == ["inherit", "m1", "m2"]
     assert labels(text, 4, 12) == ["worktree"]

@@ -362,8 +362,9 @@ async def test_completion_of_keys_tools_and_values(
         assert [i.label for i in await editor.completion(uri, 7, 14)] == ["true", "false"]
         keys = await editor.completion(uri, 8, 2)
         labels = [i.label for i in keys]
-        assert "description" not in labels and "name" not in labels  # already there
-        assert "omitClaudeMd" in labels
+        assert labels[0] == "omitClaudeMd"  # the only key not written yet comes first
+        assert labels[-2:] == ["isolation", "omitAgentsMd"]  # written keys last
+        assert {"name", "description", "tools", "model"} <= set(labels)
         assert all(i.kind == types.CompletionItemKind.Property for i in keys)
         alias = next(i for i in keys if i.label == "omitClaudeMd")
         assert editor.applied(uri, alias).split("\n")[8] == "omitClaudeMd: "

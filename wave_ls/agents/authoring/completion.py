@@ -1,6 +1,6 @@
 """Completion inside an agent file's frontmatter (pure).
 
-At the start of a frontmatter line: the keys not written yet. After ``tools:`` or
+At the start of a frontmatter line: the keys, those not written yet first. After ``tools:`` or
 ``disallowedTools:`` (``A, B``, ``[A, B]`` or ``- A`` lines): the tool names, those not
 listed yet first (``tools`` leaves out the ones never given to a subagent).
 After ``model:``: ``inherit`` and the endpoint's models; ``isolation:``: ``worktree``;
@@ -127,21 +127,21 @@ def _keys(outline: Outline, line: int, column: int) -> list[Suggestion]:
     order = [*TEMPLATE_KEYS, *(k for k in KEY_DOCS if k not in TEMPLATE_KEYS)]
     out = []
     for index, key in enumerate(order):
-        if key in present:
-            continue
         doc = KEY_DOCS[key]
+        # A key already written comes last (a second one would be a duplicate-key error).
+        written = key in present
         out.append(
             Suggestion(
                 key,
                 "key",
-                doc.summary,
+                f"(already set) {doc.summary}" if written else doc.summary,
                 TextRange(line, 0, line, end),
                 key if has_colon else f"{key}: ",
                 doc.markdown,
-                sort=f"{index:02d}",
+                sort=f"{1 if written else 0}{index:02d}",
             )
         )
-    return out
+    return sorted(out, key=lambda suggestion: suggestion.sort)
 
 
 def _tools(
