@@ -244,6 +244,15 @@ class AgentSession:
             )
         return mode, chosen
 
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn, whoever started it (the user, or the session itself for
+        task notices); True when there was one. The session takes the next message as usual."""
+        turn = self._turn
+        if turn is None or turn.done():
+            return False
+        turn.cancel()
+        return True
+
     @property
     def closed(self) -> bool:
         return self._closed
