@@ -9,6 +9,7 @@ this module converts between it and LSP (positions in the negotiated encoding).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import time
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         AgentPlace,
         CheckResult,
         CompletionFacts,
+        Outline,
         TextRange,
     )
     from wave_ls.agents.definition import Problem
@@ -63,6 +65,7 @@ class AgentDocuments:
         self.server = server
         self._places: dict[str, AgentPlace | None] = {}
         self._checked: dict[str, _Checked] = {}
+        self._outlines: dict[str, tuple[int | None, str, Outline]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._last_run: dict[str, float] = {}
         self._published: set[str] = set()
@@ -107,6 +110,7 @@ class AgentDocuments:
         if handle is not None:
             handle.cancel()
         self._checked.pop(uri, None)
+        self._outlines.pop(uri, None)
         self._last_run.pop(uri, None)
         self._places.pop(uri, None)
         if uri in self._published:  # an editor keeps what it was told; clear it
@@ -153,6 +157,22 @@ class AgentDocuments:
         if self.place(uri) is None or uri not in self.server.workspace.text_documents:
             return None
         return self.server.workspace.get_text_document(uri)
+
+    def outline(self, uri: str) -> Outline | None:
+        """The outline of the document's current text (cached per version): what
+        completion, hover, symbols and folding read, and its lines for positions."""
+        document = self.document(uri)
+        if document is None:
+            return None
+        text = document.source
+        cached = self._outlines.get(uri)
+        if cached is not None and cached[0] == document.version and cached[1] is text:
+            return cached[2]
+        from wave_ls.agents.authoring import Outline
+
+        outline = Outline.of(text)
+        self._outlines[uri] = (document.version, text, outline)
+        return outline
 
     def checked(self, uri: str) -> _Checked | None:
         """The check of the document's current text (cached per version)."""
@@ -264,6 +284,9 @@ class AgentDocuments:
 
         async def load() -> None:
             self._tool_docs = await asyncio.to_thread(tool_descriptions, catalog)
+            # What the checker and the tools loaded lives as long as the server: keep the
+            # collector from walking it again and again (as initialize does for start-up).
+            gc.freeze()
 
         self._tool_docs_loading = self.server.run_task(load(), "agent files: tool descriptions")
 

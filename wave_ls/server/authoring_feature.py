@@ -74,16 +74,16 @@ def register(server: WaveServer) -> None:
         types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
     )
     def completion(ls: WaveServer, params: types.CompletionParams) -> types.CompletionList | None:
-        document = docs.document(params.text_document.uri)
+        outline = docs.outline(params.text_document.uri)
         place = docs.place(params.text_document.uri)
-        if document is None or place is None:
+        if outline is None or place is None:
             return None
-        from wave_ls.agents.authoring import complete, split_lines
+        from wave_ls.agents.authoring import complete
 
-        lines = split_lines(document.source)
+        lines = outline.lines
         column = docs.column(lines, params.position)
         facts = docs.facts()
-        suggestions = complete(document.source, params.position.line, column, place.path, facts)
+        suggestions = complete(outline, params.position.line, column, place.path, facts)
         if any(s.label == "inherit" for s in suggestions) and facts.models is None:
             docs.refresh_models()
         snippets = _snippet_support(ls)
@@ -104,17 +104,17 @@ def register(server: WaveServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: WaveServer, params: types.HoverParams) -> types.Hover | None:
-        document = docs.document(params.text_document.uri)
-        if document is None:
+        outline = docs.outline(params.text_document.uri)
+        if outline is None:
             return None
-        from wave_ls.agents.authoring import CompletionFacts, hover, split_lines
+        from wave_ls.agents.authoring import CompletionFacts, hover
 
-        lines = split_lines(document.source)
+        lines = outline.lines
         column = docs.column(lines, params.position)
         facts = docs.facts()
         tool_docs = await docs.tool_docs()
         facts = CompletionFacts(tool_docs, facts.models, facts.session_model)
-        found = hover(document.source, params.position.line, column, facts)
+        found = hover(outline, params.position.line, column, facts)
         if found is None:
             return None
         return types.Hover(
@@ -161,20 +161,19 @@ def register(server: WaveServer) -> None:
     def document_symbol(
         ls: WaveServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol] | None:
-        document = docs.document(params.text_document.uri)
-        if document is None:
+        outline = docs.outline(params.text_document.uri)
+        if outline is None:
             return None
-        from wave_ls.agents.authoring import document_symbols, split_lines
+        from wave_ls.agents.authoring import document_symbols
 
-        lines = split_lines(document.source)
-        return [_symbol(docs, lines, s) for s in document_symbols(document.source)]
+        return [_symbol(docs, outline.lines, s) for s in document_symbols(outline)]
 
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     def folding_range(
         ls: WaveServer, params: types.FoldingRangeParams
     ) -> list[types.FoldingRange] | None:
-        document = docs.document(params.text_document.uri)
-        if document is None:
+        outline = docs.outline(params.text_document.uri)
+        if outline is None:
             return None
         from wave_ls.agents.authoring import folding_ranges
 
@@ -184,7 +183,7 @@ def register(server: WaveServer) -> None:
                 end_line=fold.end_line,
                 kind=types.FoldingRangeKind.Region if fold.kind == "region" else None,
             )
-            for fold in folding_ranges(document.source)
+            for fold in folding_ranges(outline)
         ]
 
     @server.command(NEW_SUBAGENT)

@@ -17,7 +17,7 @@ from wave_ls.agents.authoring.check import CheckResult, Codes, check_agent_text
 from wave_ls.agents.authoring.completion import CompletionFacts, Suggestion, complete
 from wave_ls.agents.authoring.fixes import Fix, TextEdit, problem_range, quick_fixes
 from wave_ls.agents.authoring.hover import HoverText, hover
-from wave_ls.agents.authoring.outline import TextRange, split_lines
+from wave_ls.agents.authoring.outline import Outline, TextRange, split_lines
 from wave_ls.agents.authoring.place import AgentPlace, agent_place
 from wave_ls.agents.authoring.symbols import Fold, Symbol, document_symbols, folding_ranges
 from wave_ls.agents.authoring.template import TemplateError, write_new_subagent
@@ -30,6 +30,7 @@ __all__ = [
     "Fix",
     "Fold",
     "HoverText",
+    "Outline",
     "Suggestion",
     "Symbol",
     "TemplateError",

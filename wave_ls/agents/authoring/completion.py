@@ -18,7 +18,7 @@ from typing import Literal
 
 from wave_ls.agents.authoring.fixes import agent_name_from_file
 from wave_ls.agents.authoring.keys import KEY_DOCS, TEMPLATE_KEYS
-from wave_ls.agents.authoring.outline import KeyLine, Outline, TextRange
+from wave_ls.agents.authoring.outline import KeyLine, Outline, TextRange, outline_of
 from wave_ls.agents.toolset import ALL_TOOL_NAMES, NEVER_FOR_SUBAGENTS
 
 Kind = Literal["key", "tool", "value", "snippet"]
@@ -62,10 +62,10 @@ def new_file_snippet(name: str) -> str:
 
 
 def complete(
-    text: str, line: int, column: int, path: Path, facts: CompletionFacts
+    text: str | Outline, line: int, column: int, path: Path, facts: CompletionFacts
 ) -> list[Suggestion]:
     """The suggestions at ``line``/``column`` (0-based; a Python index into the line)."""
-    outline = Outline.of(text)
+    outline = outline_of(text)
     if not 0 <= line < len(outline.lines):
         return []
     current = outline.lines[line]

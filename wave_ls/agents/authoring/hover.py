@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from wave_ls.agents.authoring.completion import BOOLEAN_KEYS, TOOL_KEYS, CompletionFacts
 from wave_ls.agents.authoring.keys import key_markdown
-from wave_ls.agents.authoring.outline import Outline, TextRange
+from wave_ls.agents.authoring.outline import Outline, TextRange, outline_of
 from wave_ls.agents.parse import closest_tool_name
 from wave_ls.agents.toolset import ALL_TOOL_NAMES, ALL_TOOLS_WILDCARD, NEVER_FOR_SUBAGENTS
 
@@ -20,9 +20,9 @@ class HoverText:
     range: TextRange
 
 
-def hover(text: str, line: int, column: int, facts: CompletionFacts) -> HoverText | None:
+def hover(text: str | Outline, line: int, column: int, facts: CompletionFacts) -> HoverText | None:
     """What to show at ``line``/``column`` (0-based; a Python index), or None."""
-    outline = Outline.of(text)
+    outline = outline_of(text)
     if not outline.in_frontmatter(line):
         return None
     current = outline.lines[line]

@@ -138,6 +138,12 @@ class Outline:
         return "\n".join(parts)
 
 
+def outline_of(source: str | Outline) -> Outline:
+    """An outline, made from text unless it is one already (callers that hold one per
+    document version pass it, and save reading the text again)."""
+    return source if isinstance(source, Outline) else Outline.of(source)
+
+
 def _delimiters(lines: list[str]) -> tuple[int | None, int | None]:
     """Found the way ``split_frontmatter`` finds them (blank lines and a BOM before)."""
     start = next((i for i, line in enumerate(lines) if line.strip("\ufeff \t")), None)

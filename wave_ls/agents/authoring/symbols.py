@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from wave_ls.agents.authoring.outline import Outline, TextRange
+from wave_ls.agents.authoring.outline import Outline, TextRange, outline_of
 
 SymbolKind = Literal["frontmatter", "key", "heading"]
 PREVIEW = 60
@@ -29,8 +29,8 @@ class Fold:
     kind: Literal["region", "section", "value"]
 
 
-def document_symbols(text: str) -> list[Symbol]:
-    outline = Outline.of(text)
+def document_symbols(text: str | Outline) -> list[Symbol]:
+    outline = outline_of(text)
     out: list[Symbol] = []
     if outline.open_line is not None:
         end = min(outline.frontmatter_end, len(outline.lines) - 1)
@@ -71,8 +71,8 @@ def document_symbols(text: str) -> list[Symbol]:
     return out
 
 
-def folding_ranges(text: str) -> list[Fold]:
-    outline = Outline.of(text)
+def folding_ranges(text: str | Outline) -> list[Fold]:
+    outline = outline_of(text)
     out: list[Fold] = []
     if outline.open_line is not None and outline.close_line is not None:
         out.append(Fold(outline.open_line, outline.close_line, "region"))
