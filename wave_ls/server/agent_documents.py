@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
     from wave_ls.agents.authoring import (
         AgentPlace,
-        CheckResult,
         CompletionFacts,
         Outline,
         TextRange,
@@ -54,7 +53,6 @@ SEVERITY = {
 class _Checked:
     version: int | None
     text: str
-    result: CheckResult
     diagnostics: list[tuple[Problem, types.Diagnostic]]
 
 
@@ -202,7 +200,7 @@ class AgentDocuments:
             )
             for problem in result.problems
         ]
-        checked = _Checked(document.version, text, result, diagnostics)
+        checked = _Checked(document.version, text, diagnostics)
         self._checked[uri] = checked
         return checked
 

@@ -108,12 +108,14 @@ def register(server: WaveServer) -> None:
         if outline is None:
             return None
         from wave_ls.agents.authoring import CompletionFacts, hover
+        from wave_ls.agents.authoring.completion import TOOL_KEYS
 
         lines = outline.lines
         column = docs.column(lines, params.position)
         facts = docs.facts()
-        tool_docs = await docs.tool_docs()
-        facts = CompletionFacts(tool_docs, facts.models, facts.session_model)
+        owner = outline.key_at(params.position.line)
+        if owner is not None and owner.key in TOOL_KEYS:  # a tool's description may be loading
+            facts = CompletionFacts(await docs.tool_docs(), facts.models, facts.session_model)
         found = hover(outline, params.position.line, column, facts)
         if found is None:
             return None
