@@ -283,7 +283,7 @@ async def test_cancel_stops_the_running_turn_whoever_started_it(
         await client.wait_update(
             lambda u: bool(
                 u.get("kind") == "userMessage"
-                and (u["message"].get("meta") or {}).get("taskNotification")
+                and bool((u["message"].get("meta") or {}).get("taskNotification"))
             )
         )
         assert await client.request("wave/session/cancel", {"sessionId": sid}) == {
