@@ -237,7 +237,8 @@ class PermissionRequest:
 
     ``cwd`` is the calling agent's working directory (relative paths in ``arguments`` are
     relative to it); ``preview`` shows what the call would change (``{path, diff}`` for
-    Write and Edit: the file's absolute path and the unified diff).
+    Write and Edit: the file's absolute path and the unified diff); ``tool_call_id`` is the
+    id of the tool call that asks (its block in the events), when there is one.
     """
 
     tool_name: str
@@ -245,6 +246,7 @@ class PermissionRequest:
     summary: str  # one line a person reads: "Edit src/app.py", "Bash: rm -rf build"
     cwd: Path | None = None
     preview: dict[str, str] | None = None
+    tool_call_id: str = ""
 
 
 @dataclass

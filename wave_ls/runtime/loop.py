@@ -245,11 +245,13 @@ class Conversation:
         results = await asyncio.gather(*(self._run_one(call) for call in batch))
         for call, result in zip(batch, results, strict=True):
             # A session rule that allowed the call is kept with it in the transcript.
-            meta = (
+            meta: dict[str, Any] = (
                 {"permission": result.details["permission"]}
                 if result.details.get("permission")
                 else {}
             )
+            if result.is_error:
+                meta["isError"] = True  # a transcript replayed later still shows the failure
             self.append(
                 Message("tool", result.content, tool_call_id=call.id, name=call.name, meta=meta)
             )
@@ -317,7 +319,9 @@ class Conversation:
             return PermissionDecision(verdict.action == "allow", verdict.message)
         summary = permission_summary(tool.name, args)
         preview = await tool.preview(args, ctx) if isinstance(tool, PreviewsChanges) else None
-        request = PermissionRequest(tool.name, args, summary, cwd=ctx.cwd, preview=preview)
+        request = PermissionRequest(
+            tool.name, args, summary, cwd=ctx.cwd, preview=preview, tool_call_id=ctx.tool_call_id
+        )
         decision = await self.asker.ask(request)
         if not decision.allowed and not decision.message:
             decision.message = f"The user denied permission to {summary}."
