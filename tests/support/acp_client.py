@@ -128,9 +128,11 @@ def agent_command() -> list[str]:
 
 
 @asynccontextmanager
-async def acp_agent(env: dict[str, str], stderr_to: Path | None = None) -> AsyncIterator[AcpAgent]:
-    """A started and initialized ``wave-ls acp``; closing its stdin ends it."""
-    command = agent_command()
+async def acp_agent(
+    env: dict[str, str], stderr_to: Path | None = None, command: list[str] | None = None
+) -> AsyncIterator[AcpAgent]:
+    """A started and initialized ``wave-ls acp`` (or ``command``); closing its stdin ends it."""
+    command = command or agent_command()
     stderr = stderr_to.open("ab") if stderr_to else asyncio.subprocess.DEVNULL
     process = await asyncio.create_subprocess_exec(
         *command,
