@@ -442,7 +442,7 @@ async def test_resources_become_file_mentions_with_the_editor_text(
     app = project / "src" / "app.py"
     async with acp_agent(env_for(fake_model, home)) as agent:
         sid = await new_session(agent, project)
-        prompt = [
+        prompt: list[Any] = [
             text_block("compare"),
             resource_link_block("README.md", (project / "README.md").as_uri()),
             text_block("with"),

@@ -14,9 +14,9 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from acp import PROTOCOL_VERSION, RequestError, connect_to_agent
+from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent
 from acp.client.connection import ClientSideConnection
 from acp.schema import (
     AllowedOutcome,
@@ -144,7 +144,8 @@ async def acp_agent(
     )
     assert process.stdin is not None and process.stdout is not None
     client = RecordingClient()
-    conn = connect_to_agent(client, process.stdin, process.stdout)
+    # RecordingClient answers what wave-ls asks; the rest of the Client protocol is unused.
+    conn = connect_to_agent(cast(Client, client), process.stdin, process.stdout)
     try:
         init = await asyncio.wait_for(
             conn.initialize(
