@@ -556,3 +556,48 @@ async def test_a_background_run_is_its_own_tool_call_and_its_notice_a_message(
         text = agent.client.text(sid)
         assert f'Background task {run_id}: Agent "Slow survey" completed' in text
         assert text.index(run_id) < text.index("The survey is done.")
+
+
+async def test_a_subagents_permission_request_is_put_on_its_delegation(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "bump the answer",
+                    reply(
+                        "",
+                        call(
+                            "Agent",
+                            {
+                                "subagent_type": "general-purpose",
+                                "description": "Bump it",
+                                "prompt": "CHANGE TASK: make answer() return 42",
+                            },
+                        ),
+                    ),
+                    reply("Bumped."),
+                ),
+                route(
+                    "CHANGE TASK",
+                    reply("", edit("return 41", "return 42")),
+                    reply("Changed it."),
+                    system="delegated task",
+                ),
+            ]
+        }
+    )
+    async with acp_agent(env_for(fake_model, home)) as agent:
+        agent.client.permission_answer = choose("allow_once")
+        sid = await new_session(agent, project)
+        assert await say(agent, sid, "bump the answer") == "end_turn"
+        assert "return 42" in (project / "src" / "app.py").read_text()
+        ((call_id, events),) = agent.client.tool_calls(sid).items()
+        assert "general-purpose" in events[0]["title"]
+        (request,) = agent.client.permission_requests
+        asked = request["toolCall"]
+        assert asked["toolCallId"] == call_id and "title" not in asked
+        assert texts(asked) == ["The subagent asks to run: Edit src/app.py"]
+        assert asked["content"][1]["type"] == "diff"
+        assert events[-1]["status"] == "completed"

@@ -4,7 +4,8 @@ Asked before a call the session's mode does not allow on its own, with three opt
 allow once (``allow_once``), allow for the rest of the session (``allow_always``: the
 session's ``remember``, see ``runtime/allowances.py``) and reject (``reject_once``). The
 request names the tool call it is about (its id, title, kind, locations, and the diff of a
-Write or Edit), so the client shows the prompt on that call.
+Write or Edit), so the client shows the prompt on that call; a subagent's request is put
+on its delegation's tool call (the one tool call the client shows for it).
 
 ``ExitPlanMode`` (approving a plan) has the same three kinds: "Yes, and accept edits"
 (the session goes on in ``acceptEdits``), "Yes, and ask before edits" (``default``) and
@@ -19,6 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
+from acp.helpers import text_block, tool_content
 from acp.schema import (
     PermissionOption,
     PermissionOptionKind,
@@ -55,9 +57,20 @@ def options_for(request: PermissionRequest, folder: Path) -> list[PermissionOpti
 
 
 def tool_call_of(request: PermissionRequest, cwd: Path) -> ToolCallUpdate:
-    """The tool call the prompt is about, described in full (a subagent's call is one the
-    client has not seen: only its delegation is a tool call there)."""
+    """The tool call the prompt is about.
+
+    The main agent's own call is the tool call the client already shows. A subagent's call
+    is not a tool call there (its delegation is): the prompt is put on the delegation's
+    tool call, whose content says what the subagent asks for (its title stays).
+    """
     shown = present(request.tool_name, request.arguments, request.cwd or cwd)
+    if request.parent_tool_call_id:
+        asks = tool_content(text_block(f"The subagent asks to run: {shown.title}"))
+        return ToolCallUpdate(
+            tool_call_id=request.parent_tool_call_id,
+            content=[asks, *shown.content],
+            locations=shown.locations or None,
+        )
     return ToolCallUpdate(
         tool_call_id=request.tool_call_id or f"permission-{uuid.uuid4().hex[:12]}",
         title=shown.title,
