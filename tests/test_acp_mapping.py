@@ -107,6 +107,9 @@ def test_tool_calls_get_acp_kinds_titles_and_file_locations() -> None:
         "NoSuchTool": "other",
     }
     assert present("Bash", {"command": "pytest -q"}, CWD).title == "Bash: pytest -q"
+    grep = present("Grep", {"pattern": "def main", "path": "src"}, CWD)
+    assert grep.title == "Grep def main"
+    assert present("TaskList", {}, CWD).title == "TaskList"
 
 
 def test_write_and_edit_show_a_diff_before_and_after() -> None:

@@ -22,7 +22,7 @@ from acp.schema import (
 )
 
 from wave_ls.runtime.permissions import permission_summary
-from wave_ls.subagents.activity import delegation_title
+from wave_ls.subagents.activity import delegation_title, key_argument
 
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
@@ -44,6 +44,7 @@ KINDS: dict[str, ToolKind] = {
     "TaskList": "think",
 }
 FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
+TITLE_LIMIT = 120
 RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
 FENCED = frozenset({"read", "execute", "search"})  # results shown as preformatted text
 
@@ -77,7 +78,10 @@ def title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
         return f"Create task: {args['subject']}"
     if name == "ExitPlanMode":
         return "Exit plan mode: the plan is ready"
-    return permission_summary(name, args)
+    if name == "Bash":
+        return permission_summary(name, args)  # the whole command (up to 200 characters)
+    argument = key_argument(args, TITLE_LIMIT)
+    return f"{name} {argument}" if argument else name
 
 
 def final_content(

@@ -48,10 +48,14 @@ class SubagentListener(Protocol):
 
 def compact_argument(tool_name: str, arguments: str) -> str:
     """``src/app.py`` for a Read, ``pytest -q`` for a Bash: one short, telling argument."""
-    args = parsed_arguments(arguments)
+    return key_argument(parsed_arguments(arguments))
+
+
+def key_argument(args: dict[str, Any], limit: int = COMPACT_LIMIT) -> str:
+    """The argument that says the most about a call, on one line, cut at ``limit``."""
     value = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), "")
     text = " ".join(str(value).split())
-    return text if len(text) <= COMPACT_LIMIT else text[: COMPACT_LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
