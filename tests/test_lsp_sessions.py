@@ -257,3 +257,54 @@ async def test_configure_switches_mode_and_model_from_the_next_round(
         await client.request("wave/session/new", {"sessionId": sid})
         again = await client.request("wave/session/configure", {"sessionId": sid})
         assert again == {"permissionMode": "plan", "model": "other-model"}
+
+
+async def test_cancel_stops_the_running_turn_whoever_started_it(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(
+        script(
+            route(
+                "start",
+                reply("", call("Bash", {"command": "sleep 0.3", "run_in_background": True})),
+                reply("Started it."),
+            ),
+            # The turn the session starts by itself for the notice hangs until cancelled.
+            route("A background", reply("Reading the notice...", fault={"hang": True})),
+            route("hello", reply("Hello.", fault={"hang": True})),
+        )
+    )
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        sid = await new_session(client, project, permissionMode="bypassPermissions")
+        assert await client.request("wave/session/cancel", {"sessionId": sid}) == {
+            "cancelled": False
+        }
+        await send(client, sid, "start")
+        await client.wait_update(
+            lambda u: (
+                u.get("kind") == "userMessage"
+                and bool((u["message"].get("meta") or {}).get("taskNotification"))
+            )
+        )
+        assert await client.request("wave/session/cancel", {"sessionId": sid}) == {
+            "cancelled": True
+        }
+        ended = await client.wait_update(
+            lambda u: u.get("kind") == "turnEnded" and u.get("status") == "cancelled"
+        )
+        assert ended["sessionId"] == sid
+
+        # A user's turn too: its wave/chat/send answers "cancelled".
+        _id, turn = client.start_request("wave/chat/send", {"sessionId": sid, "text": "hello"})
+        await client.wait_update(
+            lambda u: u.get("kind") == "userMessage" and u["message"]["content"] == "hello"
+        )
+        assert (await client.request("wave/session/cancel", {"sessionId": sid}))["cancelled"]
+        assert (await asyncio.wait_for(turn, 10))["status"] == "cancelled"
+        await expect_error(client, "wave/session/cancel", {"sessionId": "nope"}, -32602)
+
+        # Each tool result keeps what its block showed, for a replayed history.
+        messages = (await client.request("wave/session/messages", {"sessionId": sid}))["messages"]
+        (bash,) = [m for m in messages if m["role"] == "tool" and m["name"] == "Bash"]
+        assert "started in background" in bash["meta"]["shortResult"]
+        assert bash["meta"]["details"]

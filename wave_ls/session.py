@@ -33,6 +33,7 @@ from wave_ls.runtime.core import (
     PermissionRequest,
     Tool,
     ToolContext,
+    Usage,
 )
 from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
@@ -172,6 +173,8 @@ class AgentSession:
         finally:
             self._user_waiting = False
         try:
+            if self._closed:  # closed while this message waited behind an automatic turn
+                return TurnResult("cancelled", "", Usage(), "the session was closed")
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
             return await self.conversation.run_turn(self.user_messages(text, supplied_files))
@@ -229,10 +232,6 @@ class AgentSession:
         ):
             await asyncio.sleep(poll)
 
-    @property
-    def permission_mode(self) -> PermissionMode:
-        return self.conversation.config.permission_mode
-
     def configure(
         self, *, permission_mode: PermissionMode | None = None, model: str | None = None
     ) -> tuple[PermissionMode, str]:
@@ -247,6 +246,15 @@ class AgentSession:
                 {"type": "config", **{k: v for k, v in changed.items() if v is not None}}
             )
         return mode, chosen
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn, whoever started it (the user, or the session itself for
+        task notices); True when there was one. The session takes the next message as usual."""
+        turn = self._turn
+        if turn is None or turn.done():
+            return False
+        turn.cancel()
+        return True
 
     @property
     def closed(self) -> bool:

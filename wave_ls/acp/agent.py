@@ -166,7 +166,7 @@ class WaveAgent:
         self._after_open(live, mcp_servers)
         return NewSessionResponse(
             session_id=live.session.id,
-            modes=mode_state(live.session.permission_mode),
+            modes=mode_state(live.session.conversation.upcoming("permission_mode")),
             field_meta=self._meta(live),
         )
 
@@ -194,7 +194,8 @@ class WaveAgent:
         await self.outbox.drain()  # the history first, then the answer
         self._after_open(live, mcp_servers)
         return LoadSessionResponse(
-            modes=mode_state(live.session.permission_mode), field_meta=self._meta(live)
+            modes=mode_state(live.session.conversation.upcoming("permission_mode")),
+            field_meta=self._meta(live),
         )
 
     async def list_sessions(
@@ -263,9 +264,14 @@ class WaveAgent:
         return PromptResponse(stop_reason="end_turn")
 
     async def cancel(self, session_id: str, **_: Any) -> None:
+        """Stop the prompt's turn, or the turn the session started by itself for a task
+        notice (which a prompt may be waiting behind)."""
         live = self.sessions.get(session_id)
-        if live is not None and live.turn is not None:
+        if live is None:
+            return
+        if live.turn is not None:
             live.turn.cancel()
+        live.session.cancel_turn()
 
     async def shutdown(self) -> None:
         """End every session (the connection closed): turns cancelled, background tasks

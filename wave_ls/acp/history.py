@@ -43,10 +43,12 @@ def _tool_call(
     call_id: str, name: str, arguments: str, result: Message | None, cwd: Path
 ) -> ToolCallStart:
     args = parsed_arguments(arguments)
-    shown = present(name, args, cwd)
+    details = result.meta.get("details") if result is not None else None
+    details = details if isinstance(details, dict) else {}  # what the block showed at its end
+    shown = present(name, args, cwd, details)
     text = result.content if result is not None else CANCELLED_TOOL_RESULT
     failed = result is None or bool(result.meta.get("isError")) or text == CANCELLED_TOOL_RESULT
-    content = final_content(name, args, cwd, text, failed)
+    content = final_content(name, args, cwd, text, failed, details)
     return ToolCallStart(
         session_update="tool_call",
         tool_call_id=call_id,

@@ -244,14 +244,15 @@ class Conversation:
             return
         results = await asyncio.gather(*(self._run_one(call) for call in batch))
         for call, result in zip(batch, results, strict=True):
-            # A session rule that allowed the call is kept with it in the transcript.
-            meta: dict[str, Any] = (
-                {"permission": result.details["permission"]}
-                if result.details.get("permission")
-                else {}
-            )
+            # What the tool block showed stays with the result in the history (the model
+            # never sees ``meta``), so a replayed session shows it as it was.
+            meta: dict[str, Any] = {}
+            if result.short_result:
+                meta["shortResult"] = result.short_result
+            if result.details:
+                meta["details"] = result.details
             if result.is_error:
-                meta["isError"] = True  # a transcript replayed later still shows the failure
+                meta["isError"] = True
             self.append(
                 Message("tool", result.content, tool_call_id=call.id, name=call.name, meta=meta)
             )
@@ -319,9 +320,7 @@ class Conversation:
             return PermissionDecision(verdict.action == "allow", verdict.message)
         summary = permission_summary(tool.name, args)
         preview = await tool.preview(args, ctx) if isinstance(tool, PreviewsChanges) else None
-        request = PermissionRequest(
-            tool.name, args, summary, cwd=ctx.cwd, preview=preview, tool_call_id=ctx.tool_call_id
-        )
+        request = PermissionRequest(tool.name, args, summary, cwd=ctx.cwd, preview=preview)
         decision = await self.asker.ask(request)
         if not decision.allowed and not decision.message:
             decision.message = f"The user denied permission to {summary}."

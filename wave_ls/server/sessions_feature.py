@@ -1,5 +1,6 @@
 """The chat sessions: ``wave/session/new``, ``wave/chat/send``, ``wave/session/messages``,
-``wave/session/list``, ``wave/session/close`` and ``wave/session/configure``."""
+``wave/session/list``, ``wave/session/close``, ``wave/session/configure`` and
+``wave/session/cancel``."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ SESSION_MESSAGES = "wave/session/messages"
 SESSION_LIST = "wave/session/list"
 SESSION_CLOSE = "wave/session/close"
 SESSION_CONFIGURE = "wave/session/configure"
+SESSION_CANCEL = "wave/session/cancel"
 SESSION_BUSY_CODE = -32010
 
 
@@ -189,6 +191,12 @@ def register(server: WaveServer) -> None:
             return {"closed": False}
         await ls.sessions.close(session.id)
         return {"closed": True}
+
+    @server.feature(SESSION_CANCEL)
+    def session_cancel(ls: WaveServer, params: Any) -> dict[str, bool]:
+        p = require_object(params, SESSION_CANCEL)
+        session = ls.sessions.get(required_str(p, "sessionId", SESSION_CANCEL), SESSION_CANCEL)
+        return {"cancelled": session.cancel_turn()}
 
     @server.feature(SESSION_CONFIGURE)
     def session_configure(ls: WaveServer, params: Any) -> dict[str, str]:

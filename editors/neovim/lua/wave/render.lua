@@ -1,0 +1,189 @@
+--- Pure rendering: transcript items -> lines and highlights (no buffer access here).
+---
+--- Each function returns `{lines = string[], marks = {row, col, end_col, hl}[]}`, rows
+--- relative to the item's first line.
+local M = {}
+
+M.icons = { pending = "○", running = "◐", completed = "✓", failed = "✗", stopped = "■" }
+
+local status_hl = {
+  pending = "WaveToolPending",
+  running = "WaveToolRunning",
+  completed = "WaveToolDone",
+  failed = "WaveToolFailed",
+  stopped = "WaveToolFailed",
+}
+
+-- The argument that says the most about a call, per tool (as the server's shortResult).
+local KEY_ARGUMENTS =
+  { "file_path", "pattern", "command", "url", "query", "path", "skill", "description" }
+
+--- One line of at most `limit` characters.
+---@param text string?
+---@param limit integer
+function M.one_line(text, limit)
+  local flat = vim.trim((text or ""):gsub("%s+", " "))
+  if vim.fn.strchars(flat) > limit then
+    flat = vim.fn.strcharpart(flat, 0, limit - 1) .. "…"
+  end
+  return flat
+end
+
+local function decode(arguments)
+  if type(arguments) == "table" then
+    return arguments
+  end
+  local ok, value = pcall(vim.json.decode, arguments or "")
+  return ok and type(value) == "table" and value or {}
+end
+
+--- `calc.py` for a Read, `pytest -q` for a Bash.
+function M.compact_argument(arguments)
+  local args = decode(arguments)
+  for _, key in ipairs(KEY_ARGUMENTS) do
+    if type(args[key]) == "string" then
+      return M.one_line(args[key], 60)
+    end
+  end
+  return ""
+end
+
+local function split(text)
+  return vim.split(text or "", "\n", { plain = true })
+end
+
+---@param message table a user message (`content` may hold mention tags)
+function M.user(message)
+  local lines = { "## You", "" }
+  vim.list_extend(lines, split(message.content))
+  table.insert(lines, "")
+  return { lines = lines, marks = { { 0, 0, #lines[1], "WaveUserHeader" } } }
+end
+
+function M.header()
+  return { lines = { "## Wave", "" }, marks = { { 0, 0, 7, "WaveAssistantHeader" } } }
+end
+
+---@param text string assistant text (Markdown)
+---@param after_tools boolean a blank line first, to part it from the tool lines above
+function M.text(text, after_tools)
+  local lines = after_tools and { "" } or {}
+  vim.list_extend(lines, split(text))
+  table.insert(lines, "")
+  return { lines = lines, marks = {} }
+end
+
+---@param text string
+---@param hl string?
+function M.notice(text, hl)
+  local lines = {}
+  for _, line in ipairs(split(text)) do
+    table.insert(lines, "> " .. line)
+  end
+  table.insert(lines, "")
+  local marks = {}
+  for row = 0, #lines - 2 do
+    table.insert(marks, { row, 2, #lines[row + 1], hl or "WaveNotice" })
+  end
+  return { lines = lines, marks = marks }
+end
+
+--- One line for a tool call: `✓ Read calc.py (1-10)`.
+---@param block table a `toolBlock` update
+function M.tool(block)
+  local icon = M.icons[block.status] or M.icons.pending
+  local detail = block.shortResult
+  if detail == nil or detail == "" then
+    detail = M.compact_argument(block.arguments)
+  end
+  local prefix = icon .. " " .. block.name
+  local line = detail ~= "" and (prefix .. "  " .. M.one_line(detail, 120)) or prefix
+  local rule = type(block.details) == "table" and block.details.permission
+  if type(rule) == "string" and rule ~= "" then
+    line = line .. " · " .. M.one_line(rule, 80) -- the session allowance that let it run
+  end
+  return {
+    lines = { line },
+    marks = {
+      { 0, 0, #icon, status_hl[block.status] or "WaveToolPending" },
+      { 0, #icon + 1, #prefix, "WaveToolName" },
+      { 0, #prefix, #line, "WaveToolDetail" },
+    },
+  }
+end
+
+--- The block of one delegation: type and title, task, latest activity, then the summary.
+---@param agent table {status, subagentType, description, prompt, activity, summary, result,
+---  error, background, worktree}
+function M.agent(agent)
+  local icon = M.icons[agent.status] or M.icons.running
+  local title = agent.subagentType or "Agent"
+  local head = "> " .. icon .. " " .. title
+  local description = agent.description and agent.description ~= "" and agent.description or nil
+  local first = head .. (description and (" · " .. M.one_line(description, 80)) or "")
+  if agent.background then
+    first = first .. " (background)"
+  end
+  local lines = { first }
+  local marks = {
+    { 0, 2, 2 + #icon, status_hl[agent.status] or "WaveToolRunning" },
+    { 0, 2 + #icon + 1, #first, "WaveAgentTitle" },
+  }
+  local function add(text, hl)
+    local line = "> " .. text
+    table.insert(lines, line)
+    table.insert(marks, { #lines - 1, 2, #line, hl })
+  end
+  if agent.prompt and agent.prompt ~= "" then
+    add("Task: " .. M.one_line(agent.prompt, 160), "WaveAgentTask")
+  end
+  if agent.summary and agent.summary ~= "" then
+    add(agent.summary, "WaveAgentSummary")
+  elseif agent.activity and agent.activity ~= "" then
+    add(agent.activity, "WaveAgentActivity")
+  else
+    add("Starting…", "WaveAgentActivity")
+  end
+  if agent.error and agent.error ~= vim.NIL and agent.error ~= "" then
+    add("Error: " .. M.one_line(agent.error, 160), "WaveToolFailed")
+  end
+  if agent.worktree and agent.worktree ~= "" then
+    add("Worktree: " .. M.one_line(agent.worktree, 160), "WaveAgentActivity")
+  end
+  if agent.result and agent.result ~= "" then
+    local shown = 0
+    for _, line in ipairs(split(agent.result)) do
+      if vim.trim(line) ~= "" and shown < 3 then
+        add("↳ " .. M.one_line(line, 160), "WaveAgentResult")
+        shown = shown + 1
+      end
+    end
+  end
+  table.insert(lines, "")
+  return { lines = lines, marks = marks }
+end
+
+--- `12,345` for 12345.
+---@param n number
+function M.thousands(n)
+  local text = tostring(math.floor(n))
+  local out = text:reverse():gsub("(%d%d%d)", "%1,"):reverse()
+  return (out:gsub("^,", ""))
+end
+
+--- `3 min ago` for an epoch-milliseconds time.
+---@param ms number
+---@param now_ms number?
+function M.ago(ms, now_ms)
+  local seconds = math.max(0, math.floor(((now_ms or os.time() * 1000) - ms) / 1000))
+  if seconds < 60 then
+    return "just now"
+  elseif seconds < 3600 then
+    return ("%d min ago"):format(seconds / 60)
+  elseif seconds < 86400 then
+    return ("%d h ago"):format(seconds / 3600)
+  end
+  return os.date("%Y-%m-%d", math.floor(ms / 1000)) --[[@as string]]
+end
+
+return M

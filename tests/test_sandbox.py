@@ -1,0 +1,73 @@
+"""The command sandbox primitive (``runtime/sandbox``): real processes confined by Landlock
+and by bubblewrap; writes beneath the allowed trees work, all others fail, reads stay open,
+and what a confined command starts (a background job) is confined too."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wave_ls.runtime.sandbox import available, confinement
+from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
+from wave_ls.runtime.sandbox.landlock import abi_version
+
+MECHANISMS = [
+    pytest.param("landlock", marks=pytest.mark.skipif(abi_version() < 1, reason="no Landlock")),
+    pytest.param("bubblewrap", marks=pytest.mark.skipif(bwrap_path() is None, reason="no bwrap")),
+]
+
+
+def run(argv: list[str], allowed: Path) -> subprocess.CompletedProcess[str]:
+    box = confinement([allowed])
+    try:
+        return subprocess.run(
+            box.argv(argv), preexec_fn=box.preexec, capture_output=True, text=True, timeout=30
+        )
+    finally:
+        box.close()
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_writes_only_beneath_the_allowed_tree(
+    mechanism: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WAVE_SANDBOX", mechanism)
+    assert available()[0] == mechanism
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    outside.mkdir()
+    (outside / "keep.txt").write_text("original\n")
+    script = f"""
+        echo in > {inside}/a.txt && mkdir {inside}/sub && echo ok-inside
+        echo out > {outside}/b.txt || echo denied-new
+        echo changed > {outside}/keep.txt || echo denied-change
+        rm {outside}/keep.txt || echo denied-rm
+        ln -s /etc/passwd {outside}/link || echo denied-symlink
+        cat {outside}/keep.txt
+        echo x > /dev/null && echo dev-null-ok
+        (sleep 0.3; echo late > {outside}/late.txt) &
+        wait
+    """
+    done = run(["bash", "-c", script], inside)
+    lines = done.stdout.split()
+    assert lines == [
+        "ok-inside",
+        "denied-new",
+        "denied-change",
+        "denied-rm",
+        "denied-symlink",
+        "original",
+        "dev-null-ok",
+    ], done.stderr
+    assert (inside / "a.txt").read_text() == "in\n" and (inside / "sub").is_dir()
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    assert (outside / "keep.txt").read_text() == "original\n"
+
+
+def test_none_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WAVE_SANDBOX", "none")
+    box = confinement([tmp_path])
+    assert not box.confined and "WITHOUT a sandbox" in box.note
+    assert box.argv(["true"]) == ["true"] and box.preexec is None

@@ -1,0 +1,7 @@
+/** Webview entry point. */
+
+import { render } from 'preact';
+import { App } from './App';
+import './styles.css';
+
+render(<App />, document.getElementById('root') as HTMLElement);

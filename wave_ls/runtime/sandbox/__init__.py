@@ -1,0 +1,107 @@
+"""Sandboxed commands: a command may write only inside the trees a policy allows.
+
+One small interface over two kernel mechanisms:
+
+- **Landlock** (Linux >= 5.13, unprivileged): the child confines itself between fork and exec;
+  inherited by everything it starts (background jobs, double forks included).
+- **bubblewrap** (``bwrap``, when installed and allowed to make namespaces): the command runs
+  with the file system bound read-only except the allowed trees.
+
+``confinement(writable)`` picks the first that works here (``WAVE_SANDBOX`` may force
+``landlock``, ``bubblewrap`` or ``none``); where neither does, the confinement is ``none`` and
+its ``note`` says so, for the caller to tell the user once (never silently). Reads and
+execution stay open in every case; ``/dev`` device files (``/dev/null``, terminals) stay
+writable.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wave_ls.runtime.sandbox.bubblewrap import bwrap_argv, bwrap_path
+from wave_ls.runtime.sandbox.landlock import LandlockError, LandlockRuleset, abi_version
+
+log = logging.getLogger(__name__)
+
+MECHANISMS = ("landlock", "bubblewrap")
+UNSANDBOXED_NOTE = (
+    "Note: commands run WITHOUT a sandbox here ({why}); they can write outside the allowed folders."
+)
+
+
+@dataclass
+class Confinement:
+    """How to start a confined command: ``argv(...)`` wraps the command line, ``preexec``
+    (when set) runs in the child between fork and exec. ``mechanism`` is ``landlock``,
+    ``bubblewrap`` or ``none``; ``note`` explains an unconfined one."""
+
+    mechanism: str
+    writable: tuple[Path, ...] = ()
+    note: str = ""
+    preexec: Callable[[], None] | None = None
+    _wrap: Callable[[list[str]], list[str]] = field(default=lambda argv: argv, repr=False)
+    _close: Callable[[], None] = field(default=lambda: None, repr=False)
+
+    @property
+    def confined(self) -> bool:
+        return self.mechanism != "none"
+
+    def argv(self, argv: list[str]) -> list[str]:
+        return self._wrap(argv)
+
+    def close(self) -> None:
+        """Release what the confinement holds (the Landlock ruleset's descriptor)."""
+        self._close()
+
+
+def available() -> tuple[str, str]:
+    """The mechanism ``confinement`` would use here and a line about it (for doctor)."""
+    forced = os.environ.get("WAVE_SANDBOX", "").strip().lower()
+    abi = abi_version()
+    bwrap = bwrap_path()
+    if forced == "none":
+        return "none", "disabled by WAVE_SANDBOX=none"
+    if abi >= 1 and forced in ("", "landlock"):
+        return "landlock", f"Landlock ABI {abi}"
+    if bwrap is not None and forced in ("", "bubblewrap"):
+        return "bubblewrap", f"bubblewrap at {bwrap}"
+    if forced and forced not in MECHANISMS:
+        return "none", f"WAVE_SANDBOX={forced} is not one of landlock, bubblewrap, none"
+    missing = "no Landlock in this kernel" if abi < 1 else "Landlock not chosen"
+    return "none", f"{missing}, and no working bwrap"
+
+
+def confinement(writable: Iterable[Path]) -> Confinement:
+    """A confinement that lets commands write only beneath ``writable`` (and ``/dev``)."""
+    trees = tuple(Path(os.path.realpath(p)) for p in writable)
+    mechanism, detail = available()
+    if mechanism == "landlock":
+        try:
+            ruleset = LandlockRuleset(trees)
+        except LandlockError as error:
+            log.warning("Landlock unusable (%s); trying bubblewrap", error)
+            bwrap = bwrap_path()
+            if bwrap is None:
+                return _none(trees, str(error))
+            return _bubblewrap(bwrap, trees)
+        return Confinement("landlock", trees, preexec=ruleset.restrict_self, _close=ruleset.close)
+    if mechanism == "bubblewrap":
+        bwrap = bwrap_path()
+        assert bwrap is not None
+        return _bubblewrap(bwrap, trees)
+    return _none(trees, detail)
+
+
+def _bubblewrap(bwrap: str, trees: tuple[Path, ...]) -> Confinement:
+    return Confinement("bubblewrap", trees, _wrap=lambda argv: bwrap_argv(bwrap, trees, argv))
+
+
+def _none(trees: tuple[Path, ...], why: str) -> Confinement:
+    return Confinement("none", trees, note=UNSANDBOXED_NOTE.format(why=why))
+
+
+__all__ = ["MECHANISMS", "Confinement", "available", "confinement"]
