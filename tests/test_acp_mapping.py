@@ -14,10 +14,11 @@ from acp.helpers import (
     text_block,
 )
 
+from wave_ls.acp.history import replay
 from wave_ls.acp.prompt import command_as_mention, file_path, prompt_message
 from wave_ls.acp.tool_calls import final_content, present
 from wave_ls.acp.updates import notice_line, plan_entries
-from wave_ls.runtime.core import Message
+from wave_ls.runtime.core import Message, ToolCall
 
 CWD = Path("/work/project")
 
@@ -171,3 +172,41 @@ def test_a_task_notice_is_one_line_and_other_messages_none() -> None:
     )
     assert notice_line(notice) == '\n\n_Background task agent-1: Agent "Survey" completed_\n\n'
     assert notice_line(Message("user", "hello")) is None
+
+
+def test_a_saved_history_replays_as_the_client_saw_it_live() -> None:
+    agent_args = '{"subagent_type": "Explore", "description": "Find", "prompt": "p"}'
+    edit_args = '{"file_path": "a.py", "old_string": "1", "new_string": "2"}'
+    messages = [
+        Message("user", "find it [@agent:Explore]"),
+        Message("user", "<system-reminder>delegate</system-reminder>", meta={"reminder": "agent"}),
+        Message(
+            "assistant",
+            "Looking.",
+            [ToolCall("c1", "Agent", agent_args), ToolCall("c2", "Edit", edit_args)],
+        ),
+        Message(
+            "tool",
+            "in tests/",
+            tool_call_id="c1",
+            name="Agent",
+            meta={"details": {"subagentType": "Explore", "summary": "Done (1 tool call)"}},
+        ),
+        Message("tool", "denied", tool_call_id="c2", name="Edit", meta={"isError": True}),
+        Message("assistant", "It is in tests/."),
+    ]
+    updates = [u.model_dump(by_alias=True, exclude_none=True) for u in replay(messages, CWD)]
+    assert [u["sessionUpdate"] for u in updates] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call",
+        "agent_message_chunk",
+    ]
+    delegation, refused = updates[2], updates[3]
+    assert delegation["title"] == "Explore: Find" and delegation["status"] == "completed"
+    assert [c["content"]["text"] for c in delegation["content"]] == [
+        "Done (1 tool call)",
+        "in tests/",
+    ]
+    assert refused["status"] == "failed" and refused["content"][0]["content"]["text"] == "denied"
