@@ -99,6 +99,25 @@ async def test_cancel_mid_stream_leaves_the_session_usable(
             "wave/chat/send", {"sessionId": sid, "text": "short answer please"}
         )
         assert result == {"status": "completed", "text": "Short.", "usage": result["usage"]}
+        # The text the user saw before stopping stays in the history, marked as cut off; the
+        # model saw it too in the next round.
+        messages = (await client.request("wave/session/messages", {"sessionId": sid}))["messages"]
+        partial = [m for m in messages if (m.get("meta") or {}).get("interrupted")]
+        assert len(partial) == 1 and "once upon a time".startswith(partial[0]["content"])
+        assert partial[0]["role"] == "assistant"
+        last_body = fake_model.chat_bodies()[-1]["messages"]
+        assert any(m["content"] == partial[0]["content"] for m in last_body)
+        # Each completed round keeps its usage in meta; a resumed session starts from the sum.
+        short = messages[-1]
+        assert short["content"] == "Short." and short["meta"]["usage"]["total_tokens"] > 0
+        await client.request("wave/session/close", {"sessionId": sid})
+        await client.request("wave/session/new", {"sessionId": sid})
+        await client.request("wave/chat/send", {"sessionId": sid, "text": "short answer please"})
+        usage = client.updates_for(sid, "usage")
+        before, after = usage[-2], usage[-1]  # the last round before the close, the first after
+        assert after["total"]["total_tokens"] == (
+            before["total"]["total_tokens"] + after["usage"]["total_tokens"]
+        )
 
 
 async def test_cancel_mid_tool_kills_the_command(

@@ -47,6 +47,7 @@ class WaveClient(LanguageClient):
         self.editor_lsp_answer: Callable[[dict[str, Any]], Any] | None = None
         self.editor_lsp_requests: list[dict[str, Any]] = []
         self.init_result: types.InitializeResult | None = None
+        self.registrations: list[types.Registration] = []
 
         @self.feature(UPDATE)
         def on_update(params: dict[str, Any]) -> None:
@@ -61,6 +62,11 @@ class WaveClient(LanguageClient):
             if self.permission_answer is None:
                 return {"allowed": False, "message": "no answer configured"}
             return self.permission_answer(params)
+
+        @self.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def on_register(params: types.RegistrationParams) -> None:
+            # What an editor does: accept (the server registers its agent file watchers).
+            self.registrations.extend(params.registrations)
 
         @self.feature("wave/editor/lsp")
         def on_editor_lsp(params: dict[str, Any]) -> Any:

@@ -11,7 +11,18 @@ from typing import Any, Literal
 from wave_ls.agents.toolset import tool_summary
 
 Source = Literal["builtin", "user", "project", "plugin"]
-Severity = Literal["error", "warning"]
+Severity = Literal["error", "warning", "information"]
+
+
+class ProblemCode:
+    """The kinds of problem an editor can offer a fix for (``Problem.code``)."""
+
+    UNKNOWN_TOOL = "unknown-tool"
+    UNQUOTED_COLON = "unquoted-colon"
+    MISSING_NAME = "missing-name"
+    MISSING_DESCRIPTION = "missing-description"
+    NOT_BOOLEAN = "not-boolean"
+
 
 # Display and precedence order: a later source overrides an earlier one by name.
 SOURCE_ORDER: tuple[Source, ...] = ("builtin", "user", "project", "plugin")
@@ -61,17 +72,34 @@ class AgentDefinition:
 
 
 @dataclass(frozen=True)
+class Span:
+    """A stretch of a file: 1-based lines, 0-based character columns (Python string
+    indices into the line), the end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
 class Problem:
     """Something wrong with an agent file: where (``line`` is 1-based) and what to do.
 
     ``severity`` is ``"error"`` when the file was skipped, ``"warning"`` when the agent was
-    loaded anyway (an ignored tool name, a non-boolean ``omitAgentsMd``).
+    loaded anyway (an ignored tool name, a non-boolean ``omitAgentsMd``), ``"information"``
+    for what only the editor shows (a name that overrides another scope's). The editor uses
+    the rest: ``span`` is the exact text at fault when known, ``code`` names the kind of
+    problem (see ``ProblemCode``), ``suggestion`` is the "did you mean" replacement.
     """
 
     path: str
     line: int | None
     message: str
     severity: Severity = "error"
+    span: Span | None = None
+    code: str | None = None
+    suggestion: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The item of PROTOCOL.md's ``problems`` list: ``{path, line?, message}``."""

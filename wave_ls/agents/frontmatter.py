@@ -17,6 +17,8 @@ from strictyaml.ruamel.loader import BaseLoader
 from strictyaml.ruamel.main import compose
 from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from wave_ls.agents.definition import ProblemCode, Span
+
 DELIMITER = "---"
 HOW_TO_START = (
     "an agent file starts with a '---' line, then 'name:' and 'description:' lines, "
@@ -25,12 +27,14 @@ HOW_TO_START = (
 
 
 class FrontmatterError(Exception):
-    """The file cannot be read as an agent file; ``line`` is 1-based in the file."""
+    """The file cannot be read as an agent file; ``line`` is 1-based in the file, ``code``
+    a ``ProblemCode`` when an editor can offer a fix."""
 
-    def __init__(self, line: int | None, message: str) -> None:
+    def __init__(self, line: int | None, message: str, code: str | None = None) -> None:
         super().__init__(message)
         self.line = line
         self.message = message
+        self.code = code
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,7 @@ class Entry:
     key: str
     line: int
     node: Node
+    key_node: Node | None = None
 
 
 def split_frontmatter(text: str) -> Frontmatter:
@@ -84,8 +89,8 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
     try:
         root = compose(front.yaml_text, Loader=BaseLoader)
     except YAMLError as error:
-        line, message = explain_yaml_error(error, front.yaml_text.split("\n"))
-        raise FrontmatterError(None if line is None else line + first, message) from None
+        line, message, code = explain_yaml_error(error, front.yaml_text.split("\n"))
+        raise FrontmatterError(None if line is None else line + first, message, code) from None
     if root is None:
         return []
     if not isinstance(root, MappingNode):
@@ -106,15 +111,25 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
                 line, f"duplicate key '{key}' (first on line {seen[key]}); keep only one"
             )
         seen[key] = line
-        entries.append(Entry(key, line, value_node))
+        entries.append(Entry(key, line, value_node, key_node))
     return entries
 
 
 _KEY_LINE = re.compile(r"^(\s*)([^\s#:][^:]*?):(\s|$)")
 
 
-def explain_yaml_error(error: YAMLError, lines: list[str]) -> tuple[int | None, str]:
-    """A 0-based line and a message a person can act on, for a YAML parse error."""
+def explain_yaml_error(error: YAMLError, lines: list[str]) -> tuple[int | None, str, str | None]:
+    """A 0-based line, a message a person can act on, and a ``ProblemCode`` (or None), for a
+    YAML parse error."""
+    line, message = _explain(error, lines)
+    code = ProblemCode.UNQUOTED_COLON if message.endswith(UNQUOTED_COLON_ADVICE) else None
+    return line, message, code
+
+
+UNQUOTED_COLON_ADVICE = "contains ': '; quote it or use '>-'"
+
+
+def _explain(error: YAMLError, lines: list[str]) -> tuple[int | None, str]:
     if not isinstance(error, MarkedYAMLError):
         return None, f"invalid YAML: {error}"
     problem = error.problem or ""
@@ -134,7 +149,7 @@ def explain_yaml_error(error: YAMLError, lines: list[str]) -> tuple[int | None, 
     if problem.startswith("mapping values are not allowed"):
         key = _owner_key(lines, line)
         where = f"{key}: unquoted value" if key else "an unquoted value"
-        return line, f"{where} contains ': '; quote it or use '>-'"
+        return line, f"{where} {UNQUOTED_COLON_ADVICE}"
     if "simple key" in context and "could not find expected ':'" in problem:
         return line, (
             "expected a 'key: value' line; indent continuation lines under their key "
@@ -186,3 +201,29 @@ def is_plain(node: Node) -> bool:
 def source_text(yaml_text: str, node: Node) -> str:
     """The YAML source of a node, as written (used to keep unknown non-scalar values)."""
     return yaml_text[node.start_mark.index : node.end_mark.index].rstrip()
+
+
+def node_span(front: Frontmatter, node: Node) -> Span:
+    """Where a node's source is in the file (its start and end marks)."""
+    return Span(
+        node.start_mark.line + front.first_line,
+        node.start_mark.column,
+        node.end_mark.line + front.first_line,
+        node.end_mark.column,
+    )
+
+
+def find_in_node(front: Frontmatter, node: Node, word: str, start: int = 0) -> tuple[Span, int]:
+    """Where ``word`` is written inside a node's source, as a whole word, at or after the
+    YAML text index ``start``; the node's own span when it cannot be found (an escaped
+    spelling). Also returns the index just after it, to find the next word from there."""
+    text = front.yaml_text
+    begin = max(start, node.start_mark.index)
+    pattern = re.compile(r"(?<![\w*])" + re.escape(word) + r"(?![\w*])")
+    found = pattern.search(text, begin, node.end_mark.index)
+    if found is None:
+        return node_span(front, node), begin
+    line = text.count("\n", 0, found.start())
+    column = found.start() - (text.rfind("\n", 0, found.start()) + 1)
+    file_line = line + front.first_line
+    return Span(file_line, column, file_line, column + len(word)), found.end()

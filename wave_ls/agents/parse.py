@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -11,12 +12,14 @@ from typing import cast
 
 from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from wave_ls.agents.definition import AgentDefinition, Problem, Source
+from wave_ls.agents.definition import AgentDefinition, Problem, ProblemCode, Source, Span
 from wave_ls.agents.frontmatter import (
     Entry,
     Frontmatter,
     FrontmatterError,
+    find_in_node,
     is_plain,
+    node_span,
     read_mapping,
     scalar_text,
     source_text,
@@ -46,41 +49,78 @@ KNOWN_KEYS = frozenset(
 class _Skip(Exception):
     """The file cannot give a definition; carries the problem."""
 
-    def __init__(self, line: int | None, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
+    def __init__(self, problem: Problem) -> None:
+        super().__init__(problem.message)
+        self.problem = problem
+
+
+@dataclass(frozen=True)
+class ParsedAgent:
+    """Everything read from one agent file: the definition (None when the file cannot be
+    used), the problems, and the frontmatter with its entries (None / empty when the
+    frontmatter could not be read), for editor features that look closer."""
+
+    definition: AgentDefinition | None
+    problems: tuple[Problem, ...]
+    front: Frontmatter | None = None
+    entries: Mapping[str, Entry] = field(default_factory=lambda: MappingProxyType({}))
 
 
 @dataclass
 class _Reader:
-    """Types the known keys of one frontmatter, collecting warnings on the way."""
+    """Types the known keys of one frontmatter, collecting problems on the way.
+
+    An error ends the reading (``_Skip``) unless ``keep_going``: then it is collected and
+    the other keys are still checked (the editor shows every problem at once).
+    """
 
     path: str
     front: Frontmatter
     entries: dict[str, Entry]
+    keep_going: bool = False
+    errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
 
-    def warn(self, line: int, message: str) -> None:
-        self.warnings.append(Problem(self.path, line, message, "warning"))
+    def fail(
+        self, line: int | None, message: str, span: Span | None = None, code: str | None = None
+    ) -> None:
+        problem = Problem(self.path, line, message, "error", span, code)
+        if not self.keep_going:
+            raise _Skip(problem)
+        self.errors.append(problem)
+
+    def warn(
+        self,
+        line: int,
+        message: str,
+        span: Span | None = None,
+        code: str | None = None,
+        suggestion: str | None = None,
+    ) -> None:
+        self.warnings.append(Problem(self.path, line, message, "warning", span, code, suggestion))
 
     def text(self, key: str) -> str | None:
-        """A scalar value, stripped; None when absent; _Skip for a list or mapping."""
+        """A scalar value, stripped; None when absent (or not text: an error)."""
         entry = self.entries.get(key)
         if entry is None:
             return None
         value = scalar_text(entry.node)
         if value is None:
-            raise _Skip(entry.line, f"{key}: expected text, found {_shape(entry.node)}")
+            span = node_span(self.front, entry.node)
+            self.fail(entry.line, f"{key}: expected text, found {_shape(entry.node)}", span)
+            return None
         return value.strip()
 
-    def required(self, key: str, example: str) -> str:
+    def required(self, key: str, example: str, code: str) -> str | None:
+        entry = self.entries.get(key)
         value = self.text(key)
-        if value is None:
-            raise _Skip(self.front.open_line, f"missing required key '{key}'; add '{example}'")
-        if not value:
-            raise _Skip(self.entries[key].line, f"{key}: is empty; add '{example}'")
-        return value
+        if entry is None:
+            self.fail(
+                self.front.open_line, f"missing required key '{key}'; add '{example}'", code=code
+            )
+        elif value == "":
+            self.fail(entry.line, f"{key}: is empty; add '{example}'", code=code)
+        return value or None
 
     def tool_list(self, key: str) -> tuple[str, ...] | None:
         """``[A, B]``, ``A, B`` or a block list; None when absent or empty text."""
@@ -91,31 +131,45 @@ class _Reader:
         if isinstance(node, ScalarNode):
             if not node.value.strip():
                 return None
-            items = [node.value]
+            items = [node]
         elif isinstance(node, SequenceNode):
             items = []
             for item in node.value:
                 if not isinstance(item, ScalarNode):
-                    raise _Skip(entry.line, f"{key}: list items must be tool names")
-                items.append(item.value)
+                    self.fail(
+                        entry.line,
+                        f"{key}: list items must be tool names",
+                        node_span(self.front, item),
+                    )
+                    return None
+                items.append(item)
         else:
-            raise _Skip(entry.line, f"{key}: expected a list of tool names, found a mapping")
+            span = node_span(self.front, node)
+            self.fail(entry.line, f"{key}: expected a list of tool names, found a mapping", span)
+            return None
         names: list[str] = []
         for item in items:
-            for part in item.split(","):
+            after = 0
+            for part in item.value.split(","):
                 name = part.strip()
-                if name and name not in names:
+                if not name:
+                    continue
+                span, after = find_in_node(self.front, item, name, after)
+                if name not in names:
                     names.append(name)
-        self._check_tool_names(key, entry.line, names)
+                    # Reported where the name is written (a block list's item line).
+                    self._check_tool_name(key, span.line, name, span)
         return tuple(names)
 
-    def _check_tool_names(self, key: str, line: int, names: list[str]) -> None:
-        for name in names:
-            if name == ALL_TOOLS_WILDCARD or name in ALL_TOOL_NAMES:
-                if key == "tools" and name in NEVER_FOR_SUBAGENTS:
-                    self.warn(line, f"tools: '{name}' is never given to a subagent; ignored")
-                continue
-            self.warn(line, f"{key}: unknown tool '{name}' ignored{_did_you_mean(name)}")
+    def _check_tool_name(self, key: str, line: int, name: str, span: Span) -> None:
+        if name == ALL_TOOLS_WILDCARD or name in ALL_TOOL_NAMES:
+            if key == "tools" and name in NEVER_FOR_SUBAGENTS:
+                self.warn(line, f"tools: '{name}' is never given to a subagent; ignored", span)
+            return
+        close = closest_tool_name(name)
+        hint = f" (did you mean '{close}'?)" if close else ""
+        message = f"{key}: unknown tool '{name}' ignored{hint}"
+        self.warn(line, message, span, ProblemCode.UNKNOWN_TOOL, close)
 
     def flag(self, *keys: str) -> bool:
         """True only for a plain YAML boolean true under any of ``keys`` (FM-1)."""
@@ -134,6 +188,8 @@ class _Reader:
                     entry.line,
                     f"{key}: {written} is not the boolean true, so it counts as false; "
                     f"write '{key}: true' (unquoted) to turn it on",
+                    node_span(self.front, node) if written != "nothing" else None,
+                    ProblemCode.NOT_BOOLEAN,
                 )
         return result
 
@@ -151,41 +207,73 @@ class _Reader:
 def parse_agent_file(
     path: Path, text: str, source: str, plugin: str | None = None
 ) -> tuple[AgentDefinition | None, list[Problem]]:
-    """Read one agent file; ``(None, [error])`` when it cannot be used.
+    """Read one agent file; ``(None, [error, ...warnings])`` when it cannot be used.
 
     ``source`` is ``builtin``, ``user``, ``project`` or ``plugin``; a plugin's agents are
-    named ``<plugin>:<name>``. Problems carry 1-based file lines.
+    named ``<plugin>:<name>``. Problems carry 1-based file lines. Reading stops at the first
+    error; ``read_agent_text(..., keep_going=True)`` reports every one.
     """
+    parsed = read_agent_text(path, text, source, plugin)
+    return parsed.definition, list(parsed.problems)
+
+
+def read_agent_text(
+    path: Path, text: str, source: str, plugin: str | None = None, *, keep_going: bool = False
+) -> ParsedAgent:
+    """``parse_agent_file`` with the frontmatter kept, and with ``keep_going`` every error
+    of the frontmatter's keys (the first one is the one ``parse_agent_file`` reports)."""
     where = str(path)
-    reader: _Reader | None = None
     try:
         front = split_frontmatter(text)
         entries = {entry.key: entry for entry in read_mapping(front)}
-        reader = _Reader(where, front, entries)
-        name = reader.required("name", "name: my-agent")
-        if not NAME_PATTERN.match(name):
-            raise _Skip(
-                entries["name"].line,
-                f"name: '{name}' is not a valid name; use {NAME_RULE}"
-                + (" (the plugin prefix is added for you)" if plugin and ":" in name else ""),
-            )
-        defn = AgentDefinition(
-            name=f"{plugin}:{name}" if plugin else name,
-            description=reader.required("description", "description: when to use this agent"),
-            system_prompt=front.body,
-            tools=_none_if_wildcard(reader.tool_list("tools")),
-            disallowed_tools=reader.tool_list("disallowedTools"),
-            model=reader.text("model") or "inherit",
-            isolation=_isolation(entries),
-            omit_agents_md=reader.flag("omitAgentsMd", "omitClaudeMd"),
-            source=cast(Source, source),
-            path=path,
-            extra=MappingProxyType(reader.extra()),
+    except FrontmatterError as error:
+        return ParsedAgent(None, (Problem(where, error.line, error.message, code=error.code),))
+    reader = _Reader(where, front, entries, keep_going)
+    frozen = MappingProxyType(entries)
+    try:
+        defn = _definition(reader, path, source, plugin)
+    except _Skip as skip:
+        return ParsedAgent(None, (skip.problem, *reader.warnings), front, frozen)
+    if reader.errors:
+        return ParsedAgent(None, (*reader.errors, *reader.warnings), front, frozen)
+    return ParsedAgent(defn, tuple(reader.warnings), front, frozen)
+
+
+def _definition(
+    reader: _Reader, path: Path, source: str, plugin: str | None
+) -> AgentDefinition | None:
+    entries = reader.entries
+    name = reader.required("name", "name: my-agent", ProblemCode.MISSING_NAME)
+    if name is not None and not NAME_PATTERN.match(name):
+        reader.fail(
+            entries["name"].line,
+            f"name: '{name}' is not a valid name; use {NAME_RULE}"
+            + (" (the plugin prefix is added for you)" if plugin and ":" in name else ""),
+            node_span(reader.front, entries["name"].node),
         )
-    except (FrontmatterError, _Skip) as error:
-        warnings = reader.warnings if reader else []
-        return None, [Problem(where, error.line, error.message), *warnings]
-    return defn, reader.warnings
+    description = reader.required(
+        "description", "description: when to use this agent", ProblemCode.MISSING_DESCRIPTION
+    )
+    tools = reader.tool_list("tools")
+    disallowed = reader.tool_list("disallowedTools")
+    model = reader.text("model") or "inherit"
+    isolation = _isolation(entries)
+    omit = reader.flag("omitAgentsMd", "omitClaudeMd")
+    if reader.errors or name is None or description is None:
+        return None
+    return AgentDefinition(
+        name=f"{plugin}:{name}" if plugin else name,
+        description=description,
+        system_prompt=reader.front.body,
+        tools=_none_if_wildcard(tools),
+        disallowed_tools=disallowed,
+        model=model,
+        isolation=isolation,
+        omit_agents_md=omit,
+        source=cast(Source, source),
+        path=path,
+        extra=MappingProxyType(reader.extra()),
+    )
 
 
 def _isolation(entries: dict[str, Entry]) -> str | None:
@@ -204,9 +292,10 @@ def _shape(node: Node) -> str:
     return "a mapping" if isinstance(node, MappingNode) else "a list"
 
 
-def _did_you_mean(name: str) -> str:
+def closest_tool_name(name: str) -> str | None:
+    """The real tool name someone who wrote ``name`` most likely meant, or None."""
     for known in ALL_TOOL_NAMES:
         if known.casefold() == name.casefold():
-            return f" (did you mean '{known}'?)"
+            return known
     close = difflib.get_close_matches(name, ALL_TOOL_NAMES, n=1, cutoff=0.75)
-    return f" (did you mean '{close[0]}'?)" if close else ""
+    return close[0] if close else None

@@ -116,6 +116,19 @@ class AgentRegistry:
             self._catalogs[cwd] = (key, catalog)
             return catalog
 
+    def directories(self, cwd: Path) -> list[tuple[AgentDir, tuple[ParsedFile, ...]]]:
+        """The agent directories ``load(cwd)`` reads, lowest precedence first, each with its
+        parsed files in file-name order (from the same cache): what an editor needs to
+        judge one file against its neighbours and the other scopes."""
+        cwd = Path(cwd).resolve()
+        env = self._env if self._env is not None else os.environ
+        with self._lock:
+            dirs, _ = agent_dirs(cwd, self.home, self._plugins, env)
+            return [
+                (agent_dir, tuple(entry.parsed for entry in self._scan(agent_dir).files.values()))
+                for agent_dir in dirs
+            ]
+
     def _scan(self, agent_dir: AgentDir) -> _CachedDir:
         """Bring the cache of one directory up to date with the disk."""
         now = time.time_ns()

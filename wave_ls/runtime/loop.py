@@ -110,7 +110,7 @@ class Conversation:
         self.asker = asker or DenyAll()
         self.messages: list[Message] = list(messages or [])
         self.on_append = on_append
-        self.usage = Usage()
+        self.usage = sum((usage_of(m) for m in self.messages), Usage())
         self._streamed: list[str] = []
         self._pending: dict[str, Any] = {}
         self._in_turn = False
@@ -217,9 +217,17 @@ class Conversation:
             tools=[tool_schema(tool) for tool in self.config.tools],
             params=dict(self.config.params),
         )
-        response = await self.client.complete(request, on_delta)
+        try:
+            response = await self.client.complete(request, on_delta)
+        except asyncio.CancelledError:
+            if self._streamed:  # what the user already saw stays in the history
+                self.append(Message("assistant", self.streamed_text, meta={"interrupted": True}))
+            raise
         self.usage = self.usage + response.usage
-        self.append(Message("assistant", response.content, list(response.tool_calls)))
+        # The round's usage rides along in meta (the model never sees it): a resumed session
+        # starts from its total, and a client can show each round's cost.
+        meta = {"usage": response.usage.to_json()} if response.usage.total_tokens else {}
+        self.append(Message("assistant", response.content, list(response.tool_calls), meta=meta))
         self.sink.emit(UsageUpdated(response.usage, self.usage))
         return response
 
@@ -253,6 +261,8 @@ class Conversation:
                 meta["details"] = result.details
             if result.is_error:
                 meta["isError"] = True
+            if result.details.get("permission"):  # the session rule that let it run
+                meta["permission"] = result.details["permission"]
             self.append(
                 Message("tool", result.content, tool_call_id=call.id, name=call.name, meta=meta)
             )
@@ -359,9 +369,27 @@ class Conversation:
         return result
 
 
+def usage_of(message: Message) -> Usage:
+    """The token usage an assistant message's round cost (kept in ``meta.usage``)."""
+    recorded = message.meta.get("usage") if message.role == "assistant" else None
+    if not isinstance(recorded, dict):
+        return Usage()
+    try:
+        return Usage(
+            int(recorded.get("prompt_tokens", 0)),
+            int(recorded.get("completion_tokens", 0)),
+            int(recorded.get("total_tokens", 0)),
+        )
+    except (TypeError, ValueError):
+        return Usage()
+
+
 def last_assistant_text(messages: Sequence[Message]) -> str | None:
-    """The text of the last assistant message that has any."""
+    """The text of the last assistant message that has any (a round cut off mid-stream,
+    ``meta.interrupted``, is no answer)."""
     for message in reversed(messages):
         if message.role == "assistant" and message.content.strip():
+            if message.meta.get("interrupted"):
+                continue
             return message.content
     return None

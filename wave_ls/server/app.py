@@ -141,9 +141,16 @@ def create_server() -> WaveServer:
         # walking it again and again (full collections were the completion p99 tail).
         gc.freeze()
 
-    from wave_ls.server import agents_feature, sessions_feature, tasks_feature, worktrees_feature
+    from wave_ls.server import (
+        agents_feature,
+        authoring_feature,
+        sessions_feature,
+        tasks_feature,
+        worktrees_feature,
+    )
 
     agents_feature.register(server)
+    authoring_feature.register(server)
     sessions_feature.register(server)
     tasks_feature.register(server)
     worktrees_feature.register(server)

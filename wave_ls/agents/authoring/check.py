@@ -1,0 +1,231 @@
+"""Every problem of an agent file's text, for editor diagnostics (pure).
+
+The loader's own problems come first (``read_agent_text`` with ``keep_going``: the same
+parser and messages as ``wave-ls agents`` and ``wave/agents/list``), then what the loader
+accepts silently but an author wants to know: unknown keys, an ``isolation`` or ``model``
+that will be ignored or fail, a name another file of the directory also uses, and a name
+that overrides (or is overridden by) another scope's agent.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from wave_ls.agents.authoring.keys import FOREIGN_KEYS
+from wave_ls.agents.definition import AgentDefinition, Problem, Span
+from wave_ls.agents.discovery import AgentDir, ParsedFile, dedupe_directory
+from wave_ls.agents.frontmatter import Entry, Frontmatter, node_span, scalar_text
+from wave_ls.agents.parse import KNOWN_KEYS, ParsedAgent, read_agent_text
+
+INHERIT = "inherit"
+WORKTREE = "worktree"
+SHOWN_MODELS = 8  # model ids listed in a message, at most
+
+
+class Codes:
+    """``Problem.code`` of the editor's own findings (the loader's are ``ProblemCode``)."""
+
+    UNKNOWN_KEY = "unknown-key"
+    ISOLATION = "isolation-ignored"
+    UNKNOWN_MODEL = "unknown-model"
+    DUPLICATE_NAME = "duplicate-name"
+    OVERRIDES = "overrides"
+
+
+Layers = Sequence[tuple[AgentDir, Sequence[ParsedFile]]]
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The problems of one text, and what was parsed (for the other editor features)."""
+
+    problems: tuple[Problem, ...]
+    parsed: ParsedAgent
+
+
+def check_agent_text(
+    text: str,
+    path: Path,
+    agent_dir: AgentDir,
+    layers: Layers = (),
+    models: Collection[str] | None = None,
+) -> CheckResult:
+    """The problems of ``text`` as the file ``path`` in ``agent_dir``.
+
+    ``layers`` are the directories of its catalog with their files on disk, lowest
+    precedence first (``AgentRegistry.directories``); ``models`` the endpoint's model ids
+    when known. Problems carry 1-based lines and, where it is known, the exact ``span``.
+    """
+    parsed = read_agent_text(path, text, agent_dir.source, agent_dir.plugin, keep_going=True)
+    problems = list(parsed.problems)
+    if parsed.front is not None:
+        lint = _Lint(str(path), parsed.front, parsed.entries)
+        lint.keys()
+        lint.isolation()
+        lint.model(models)
+        problems += lint.found
+    if parsed.definition is not None and layers:
+        problems += _neighbours(path, agent_dir, parsed, layers)
+    return CheckResult(tuple(problems), parsed)
+
+
+@dataclass
+class _Lint:
+    path: str
+    front: Frontmatter
+    entries: Mapping[str, Entry]
+    found: list[Problem] = field(default_factory=list)
+
+    def add(self, problem: Problem) -> None:
+        self.found.append(problem)
+
+    def keys(self) -> None:
+        for key, entry in self.entries.items():
+            if key in KNOWN_KEYS or key in FOREIGN_KEYS:
+                continue
+            close = _closest(key, sorted(KNOWN_KEYS | FOREIGN_KEYS))
+            hint = f" (did you mean '{close}'?)" if close else ""
+            span = node_span(self.front, entry.key_node) if entry.key_node else None
+            self.add(
+                Problem(
+                    self.path,
+                    entry.line,
+                    f"unknown key '{key}' is kept but ignored{hint}",
+                    "warning",
+                    span,
+                    Codes.UNKNOWN_KEY,
+                    close,
+                )
+            )
+
+    def isolation(self) -> None:
+        entry = self.entries.get("isolation")
+        value = (scalar_text(entry.node) or "").strip() if entry else ""
+        if entry is None or not value or value == WORKTREE:
+            return
+        close = WORKTREE if _closest(value, [WORKTREE]) else None
+        self.add(
+            Problem(
+                self.path,
+                entry.line,
+                f"isolation: '{value}' is ignored; the only value is '{WORKTREE}'"
+                + (f" (did you mean '{WORKTREE}'?)" if close else ""),
+                "warning",
+                _value_span(self.front, entry),
+                Codes.ISOLATION,
+                close,
+            )
+        )
+
+    def model(self, models: Collection[str] | None) -> None:
+        entry = self.entries.get("model")
+        value = (scalar_text(entry.node) or "").strip() if entry else ""
+        if entry is None or models is None or not value or value == INHERIT or value in models:
+            return
+        known = sorted(models)
+        close = _closest(value, [INHERIT, *known])
+        listed = ", ".join(known[:SHOWN_MODELS]) + (", ..." if len(known) > SHOWN_MODELS else "")
+        self.add(
+            Problem(
+                self.path,
+                entry.line,
+                f"model: '{value}' is not a model the endpoint offers"
+                + (f" (did you mean '{close}'?)" if close else "")
+                + f"; use '{INHERIT}' or one of: {listed or '(none)'}",
+                "warning",
+                _value_span(self.front, entry),
+                Codes.UNKNOWN_MODEL,
+                close,
+            )
+        )
+
+
+def _neighbours(
+    path: Path, agent_dir: AgentDir, parsed: ParsedAgent, layers: Layers
+) -> list[Problem]:
+    """Duplicates within the directory, and overrides across scopes, judged against the
+    other files as they are on disk (this file as its open text)."""
+    defn = parsed.definition
+    assert defn is not None
+    name_entry = parsed.entries.get("name")
+    line = name_entry.line if name_entry else None
+    span = _value_span(parsed.front, name_entry) if parsed.front and name_entry else None
+    out: list[Problem] = []
+    mine = ParsedFile(path, defn, (), line)
+    own_index = next((i for i, (d, _) in enumerate(layers) if d == agent_dir), None)
+    for index, (layer_dir, all_files) in enumerate(layers):
+        # Only files of the same name matter (dedupe_directory compares names only).
+        files = [f for f in all_files if _named(f, defn.name)]
+        if index == own_index:
+            others = [f for f in files if f.path.name != path.name]  # this file is the text
+            ordered = sorted([*others, mine], key=lambda f: f.path.name)
+            _, problems = dedupe_directory(ordered)
+            for problem in problems:
+                if problem.path == str(path):  # the loader's duplicate report, as it words it
+                    out.append(replace(problem, span=span, code=Codes.DUPLICATE_NAME))
+            later = [f for f in ordered if f.path.name > path.name]
+            if later and not any(p.path == str(path) for p in problems):
+                out.append(
+                    _info(
+                        path,
+                        line,
+                        span,
+                        f"{later[0].path.name} in the same directory also defines "
+                        f"'{defn.name}' and is ignored (this file comes first by name)",
+                        Codes.DUPLICATE_NAME,
+                    )
+                )
+            continue
+        if not files:
+            continue
+        other = files[0].definition  # the first by file name wins in its directory
+        assert other is not None
+        described = f"{_scope(layer_dir)} '{other.name}'{_at(other)}"
+        if own_index is None or index < own_index:
+            message = f"overrides the {described}"
+        else:
+            message = f"the {described} overrides this one"
+        out.append(_info(path, line, span, message))
+    return out
+
+
+def _info(
+    path: Path, line: int | None, span: Span | None, message: str, code: str = Codes.OVERRIDES
+) -> Problem:
+    return Problem(str(path), line, message, "information", span, code)
+
+
+def _named(parsed: ParsedFile, name: str) -> bool:
+    return parsed.definition is not None and parsed.definition.name == name
+
+
+def _scope(agent_dir: AgentDir) -> str:
+    if agent_dir.source == "builtin":
+        return "built-in agent"
+    if agent_dir.source == "plugin":
+        return f"plugin '{agent_dir.plugin}' agent"
+    return f"{agent_dir.source}-level agent"
+
+
+def _at(defn: AgentDefinition) -> str:
+    return f" ({defn.path})" if defn.path is not None and defn.source != "builtin" else ""
+
+
+def _value_span(front: Frontmatter | None, entry: Entry) -> Span | None:
+    if front is None:
+        return None
+    span = node_span(front, entry.node)
+    if span.line != span.end_line:  # a block scalar: point at its first line only
+        return None
+    return span
+
+
+def _closest(word: str, choices: Sequence[str]) -> str | None:
+    for choice in choices:
+        if choice.casefold() == word.casefold():
+            return choice
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
+    return close[0] if close else None

@@ -1,0 +1,328 @@
+"""Agent files in the editor: diagnostics, completion, hover, quick fixes, symbols, folding
+and the ``wave-ls.newSubagent`` command, with standard LSP methods.
+
+Only documents in an agent directory the server loads get anything (``AgentDocuments``
+decides); every handler answers from the open document's text.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.uris import from_fs_path, to_fs_path
+
+from wave_ls.server.agent_documents import AgentDocuments
+from wave_ls.server.app import WaveServer
+
+if TYPE_CHECKING:
+    from wave_ls.agents.authoring import Suggestion, Symbol
+
+log = logging.getLogger(__name__)
+
+NEW_SUBAGENT = "wave-ls.newSubagent"
+TRIGGER_CHARACTERS = [" ", ",", "[", "-"]
+COMPLETION_KIND = {
+    "key": types.CompletionItemKind.Property,
+    "tool": types.CompletionItemKind.Function,
+    "value": types.CompletionItemKind.Value,
+    "snippet": types.CompletionItemKind.Snippet,
+}
+SYMBOL_KIND = {
+    "frontmatter": types.SymbolKind.Namespace,
+    "key": types.SymbolKind.Property,
+    "heading": types.SymbolKind.String,
+}
+_PLACEHOLDER = re.compile(r"\$\{\d+:([^}]*)\}|\$\d+")
+
+
+def register(server: WaveServer) -> None:
+    docs = AgentDocuments(server)
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: WaveServer, params: types.InitializedParams) -> None:
+        watch_agent_files(ls)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: WaveServer, params: types.DidOpenTextDocumentParams) -> None:
+        docs.opened(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: WaveServer, params: types.DidChangeTextDocumentParams) -> None:
+        docs.changed(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: WaveServer, params: types.DidSaveTextDocumentParams) -> None:
+        if docs.place(params.text_document.uri) is not None:
+            docs.recheck_all()  # the saved file is now what its neighbours are judged by
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: WaveServer, params: types.DidCloseTextDocumentParams) -> None:
+        docs.closed(params.text_document.uri)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files(ls: WaveServer, params: types.DidChangeWatchedFilesParams) -> None:
+        if any(change.uri.endswith(".md") for change in params.changes):
+            docs.recheck_all()
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
+    )
+    def completion(ls: WaveServer, params: types.CompletionParams) -> types.CompletionList | None:
+        outline = docs.outline(params.text_document.uri)
+        place = docs.place(params.text_document.uri)
+        if outline is None or place is None:
+            return None
+        from wave_ls.agents.authoring import complete
+
+        lines = outline.lines
+        column = docs.column(lines, params.position)
+        facts = docs.facts()
+        suggestions = complete(outline, params.position.line, column, place.path, facts)
+        if any(s.label == "inherit" for s in suggestions) and facts.models is None:
+            docs.refresh_models()
+        snippets = _snippet_support(ls)
+        items = [_completion_item(docs, lines, s, snippets) for s in suggestions]
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(types.COMPLETION_ITEM_RESOLVE)
+    async def completion_resolve(
+        ls: WaveServer, item: types.CompletionItem
+    ) -> types.CompletionItem:
+        # A tool's description is long: sent for the item the user looks at, not for all.
+        tool = item.data.get("tool") if isinstance(item.data, dict) else None
+        if isinstance(tool, str):
+            description = (await docs.tool_docs()).get(tool)
+            if description:
+                item.documentation = _markdown(description)
+        return item
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: WaveServer, params: types.HoverParams) -> types.Hover | None:
+        outline = docs.outline(params.text_document.uri)
+        if outline is None:
+            return None
+        from wave_ls.agents.authoring import CompletionFacts, hover
+        from wave_ls.agents.authoring.completion import TOOL_KEYS
+
+        lines = outline.lines
+        column = docs.column(lines, params.position)
+        facts = docs.facts()
+        owner = outline.key_at(params.position.line)
+        if owner is not None and owner.key in TOOL_KEYS:  # a tool's description may be loading
+            facts = CompletionFacts(await docs.tool_docs(), facts.models, facts.session_model)
+        found = hover(outline, params.position.line, column, facts)
+        if found is None:
+            return None
+        return types.Hover(
+            contents=_markdown(found.markdown),
+            range=docs.lsp_range(lines, found.range),
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: WaveServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        only = params.context.only
+        if only and not any(types.CodeActionKind.QuickFix.startswith(k) for k in only):
+            return []
+        uri = params.text_document.uri
+        checked = docs.checked(uri)
+        place = docs.place(uri)
+        if checked is None or place is None:
+            return []
+        from wave_ls.agents.authoring import quick_fixes, split_lines
+
+        wanted = [d.range for d in params.context.diagnostics] or [params.range]
+        touching = [
+            (p, d) for p, d in checked.diagnostics if any(_meet(d.range, w) for w in wanted)
+        ]
+        diagnostic_of = {id(p): d for p, d in touching}
+        lines = split_lines(checked.text)
+        actions = []
+        for fix in quick_fixes(checked.text, place.path, [p for p, _ in touching]):
+            edits = [types.TextEdit(docs.lsp_range(lines, e.range), e.new_text) for e in fix.edits]
+            actions.append(
+                types.CodeAction(
+                    title=fix.title,
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[diagnostic_of[id(fix.problem)]],
+                    is_preferred=fix.preferred or None,
+                    edit=types.WorkspaceEdit(changes={uri: edits}),
+                )
+            )
+        return actions
+
+    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+    def document_symbol(
+        ls: WaveServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol] | None:
+        outline = docs.outline(params.text_document.uri)
+        if outline is None:
+            return None
+        from wave_ls.agents.authoring import document_symbols
+
+        return [_symbol(docs, outline.lines, s) for s in document_symbols(outline)]
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(
+        ls: WaveServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange] | None:
+        outline = docs.outline(params.text_document.uri)
+        if outline is None:
+            return None
+        from wave_ls.agents.authoring import folding_ranges
+
+        return [
+            types.FoldingRange(
+                start_line=fold.line,
+                end_line=fold.end_line,
+                kind=types.FoldingRangeKind.Region if fold.kind == "region" else None,
+            )
+            for fold in folding_ranges(outline)
+        ]
+
+    @server.command(NEW_SUBAGENT)
+    def new_subagent(ls: WaveServer, *args: Any) -> dict[str, str]:
+        folder, name, description = _new_subagent_args(ls, args)
+        from wave_ls.agents.authoring import TemplateError, write_new_subagent
+
+        try:
+            path = write_new_subagent(folder, name, description)
+        except (TemplateError, OSError) as error:
+            raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {error}") from None
+        uri = from_fs_path(str(path)) or path.as_uri()
+        if _show_document_support(ls):
+            ls.run_task(show_document(ls, uri), "show the new subagent")
+        return {"path": str(path), "uri": uri}
+
+
+async def show_document(ls: WaveServer, uri: str) -> None:
+    """Open a file in the editor (``window/showDocument``); a refusal is not an error."""
+    try:
+        await ls.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True))
+    except Exception as error:
+        log.info("the client did not show %s: %s", uri, error)
+
+
+def watch_agent_files(ls: WaveServer) -> None:
+    """Ask the client to tell us about agent files changed outside the editor."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if not (watched and watched.dynamic_registration):
+        return
+    watchers = [types.FileSystemWatcher(glob_pattern="**/.wave/agents/*.md")]
+    if watched.relative_pattern_support:
+        user = ls.home / ".wave" / "agents"
+        base = from_fs_path(str(user)) or user.as_uri()
+        watchers.append(
+            types.FileSystemWatcher(
+                glob_pattern=types.RelativePattern(base_uri=base, pattern="*.md")
+            )
+        )
+    registration = types.Registration(
+        id="wave-agent-files",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
+    )
+
+    async def register() -> None:
+        try:
+            await ls.client_register_capability_async(
+                types.RegistrationParams(registrations=[registration])
+            )
+        except Exception as error:  # a client that cannot watch: saves still recheck
+            log.info("the client did not register the agent file watcher: %s", error)
+
+    ls.run_task(register(), "watch agent files")
+
+
+def _new_subagent_args(ls: WaveServer, args: tuple[Any, ...]) -> tuple[Path, str, str | None]:
+    """``[folder, name]``, ``[name]`` or ``[{folder?, name, description?}]``."""
+    if len(args) == 1 and isinstance(args[0], dict):
+        values = args[0]
+        folder, name, description = (
+            values.get("folder"),
+            values.get("name"),
+            values.get("description"),
+        )
+    elif len(args) == 1:
+        folder, name, description = None, args[0], None
+    elif len(args) in (2, 3):
+        folder, name, description = args[0], args[1], args[2] if len(args) == 3 else None
+    else:
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: expected the arguments [folder, name]")
+    if not isinstance(name, str) or not name.strip():
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: 'name' must be a non-empty string")
+    if folder is not None and not isinstance(folder, str):
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: 'folder' must be a path or file URI")
+    if description is not None and not isinstance(description, str):
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: 'description' must be a string")
+    if folder and folder.startswith("file:"):
+        folder = to_fs_path(folder)
+    base = Path(folder) if folder else ls.root
+    if not base.is_absolute():
+        base = ls.root / base
+    return base, name.strip(), description
+
+
+def _completion_item(
+    docs: AgentDocuments, lines: list[str], suggestion: Suggestion, snippets: bool
+) -> types.CompletionItem:
+    text = suggestion.new_text
+    snippet = suggestion.snippet and snippets
+    if suggestion.snippet and not snippets:
+        text = _PLACEHOLDER.sub(lambda m: m.group(1) or "", text)
+    tool = suggestion.kind == "tool"  # its description comes with completionItem/resolve
+    documentation = None if tool or not suggestion.documentation else suggestion.documentation
+    return types.CompletionItem(
+        label=suggestion.label,
+        kind=COMPLETION_KIND[suggestion.kind],
+        detail=suggestion.detail,
+        documentation=_markdown(documentation) if documentation else None,
+        data={"tool": suggestion.label} if tool else None,
+        sort_text=suggestion.sort or None,
+        filter_text=suggestion.label,
+        insert_text_format=types.InsertTextFormat.Snippet if snippet else None,
+        text_edit=types.TextEdit(docs.lsp_range(lines, suggestion.replace), text),
+    )
+
+
+def _markdown(text: str) -> types.MarkupContent:
+    return types.MarkupContent(kind=types.MarkupKind.Markdown, value=text)
+
+
+def _symbol(docs: AgentDocuments, lines: list[str], symbol: Symbol) -> types.DocumentSymbol:
+    return types.DocumentSymbol(
+        name=symbol.name,
+        kind=SYMBOL_KIND[symbol.kind],
+        detail=symbol.detail or None,
+        range=docs.lsp_range(lines, symbol.range),
+        selection_range=docs.lsp_range(lines, symbol.selection),
+        children=[_symbol(docs, lines, child) for child in symbol.children] or None,
+    )
+
+
+def _meet(a: types.Range, b: types.Range) -> bool:
+    """Whether two ranges overlap or touch."""
+    a_start, a_end = (a.start.line, a.start.character), (a.end.line, a.end.character)
+    b_start, b_end = (b.start.line, b.start.character), (b.end.line, b.end.character)
+    return a_start <= b_end and b_start <= a_end
+
+
+def _snippet_support(ls: WaveServer) -> bool:
+    text_document = ls.client_capabilities.text_document
+    completion = text_document.completion if text_document else None
+    item = completion.completion_item if completion else None
+    return bool(item and item.snippet_support)
+
+
+def _show_document_support(ls: WaveServer) -> bool:
+    window = ls.client_capabilities.window
+    return bool(window and window.show_document and window.show_document.support)
