@@ -13,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from tests.support.acp_client import acp_agent
+from tests.support.agent_docs import AgentEditor
 from tests.support.lsp import server_env, wave_client
 from wave_ls.server.options import parse_initialization_options
 
@@ -73,11 +74,13 @@ async def test_the_acp_command_of_each_setup_serves_acp(home: Path, project: Pat
             assert session.modes is not None and session.modes.current_mode_id == "default"
 
 
-async def test_the_lsp4ij_command_serves_the_project_agents(home: Path, project: Path) -> None:
+async def test_the_lsp4ij_command_checks_agent_files(home: Path, project: Path) -> None:
     template = load(LSP4IJ / "template.json")
     agents = project / ".wave" / "agents"
     agents.mkdir(parents=True)
-    (agents / "checker.md").write_text("---\nname: checker\ndescription: Checks.\n---\nCheck.\n")
+    checker = agents / "checker.md"
+    text = "---\nname: checker\ndescription: Checks.\ntools: Raed\n---\nCheck.\n"
+    checker.write_text(text)
     caps = types.ClientCapabilities(experimental=load(LSP4IJ / "experimental.json"))
     async with wave_client(
         env_with_wave_ls_on_path(home),
@@ -86,6 +89,10 @@ async def test_the_lsp4ij_command_serves_the_project_agents(home: Path, project:
         root=project,
         command=shlex.split(template["programArgs"]["default"]),
     ) as client:
+        # LSP4IJ sends every *.md (the template maps them); wave-ls answers agent files.
+        editor = AgentEditor(client)
+        (warning,) = await editor.diagnostics(editor.open(checker, text), bool)
+        assert "did you mean" in warning.message and "Read" in warning.message
         listed = await client.request("wave/agents/list", {"cwd": str(project)})
         assert "checker" in [agent["name"] for agent in listed["agents"]]
         assert client.messages == []  # the template's options raise no warning
