@@ -324,6 +324,61 @@ async def test_cancel_mid_turn_answers_cancelled_and_the_session_goes_on(
         assert agent.client.text(sid).endswith("Hello again.")
 
 
+async def test_cancel_while_a_permission_prompt_is_open(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(edit_script())
+
+    async def never(_request: dict[str, Any]) -> str | None:
+        await asyncio.sleep(3600)  # the user walks away from the prompt
+        return None
+
+    async with acp_agent(env_for(fake_model, home)) as agent:
+        agent.client.permission_answer = never
+        sid = await new_session(agent, project)
+        turn = asyncio.create_task(
+            agent.conn.prompt(session_id=sid, prompt=[text_block("first edit")])
+        )
+        await agent.client.wait_for(lambda: agent.client.permission_requests)
+        await agent.conn.cancel(session_id=sid)
+        assert (await asyncio.wait_for(turn, 10)).stop_reason == "cancelled"
+        assert "return 41" in (project / "src" / "app.py").read_text()
+        (events,) = agent.client.tool_calls(sid).values()
+        assert events[-1]["status"] == "failed"
+
+
+async def test_a_second_prompt_while_one_runs_is_refused(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script(
+        {"routes": [route("slow one", reply("Finally.", delay=2)), route("quick", reply("Ok."))]}
+    )
+    async with acp_agent(env_for(fake_model, home)) as agent:
+        sid = await new_session(agent, project)
+        slow: list[Any] = [text_block("slow one")]
+        first = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=slow))
+        await asyncio.sleep(0.5)
+        try:
+            await agent.conn.prompt(session_id=sid, prompt=[text_block("quick")])
+        except RequestError as error:
+            assert error.code == -32010 and "still answering" in str(error)
+        else:
+            raise AssertionError("a second prompt ran beside the first")
+        assert (await asyncio.wait_for(first, 20)).stop_reason == "end_turn"
+        assert agent.client.text(sid) == "Finally."
+
+
+async def test_a_turn_without_a_model_fails_with_what_to_set(home: Path, project: Path) -> None:
+    async with acp_agent(server_env(home)) as agent:
+        sid = await new_session(agent, project)
+        try:
+            await say(agent, sid, "hello")
+        except RequestError as error:
+            assert "OPENAI_BASE_URL" in str(error) and "WAVE_MODEL" in str(error)
+        else:
+            raise AssertionError("a turn without a model succeeded")
+
+
 # ------------------------------------------------------------------ load
 
 

@@ -8,9 +8,10 @@ client reads on the wire) and answers permission requests with ``permission_answ
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,8 +31,9 @@ from acp.schema import (
 )
 
 Update = dict[str, Any]
-# Picks an option id for a permission request; None answers "cancelled".
-PermissionAnswer = Callable[[dict[str, Any]], str | None]
+# Picks an option id for a permission request (or returns an awaitable of one); None answers
+# "cancelled".
+PermissionAnswer = Callable[[dict[str, Any]], str | Awaitable[str | None] | None]
 
 
 def as_json(model: Any) -> dict[str, Any]:
@@ -67,6 +69,8 @@ class RecordingClient:
         self.permission_requests.append(request)
         self._changed.set()
         chosen = self.permission_answer(request) if self.permission_answer else None
+        if inspect.isawaitable(chosen):  # an answer that takes its time (or never comes)
+            chosen = await chosen
         if chosen is None:
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(
