@@ -77,7 +77,7 @@ class LiveSession:
     session: AgentSession
     updates: SessionUpdates
     commands: CommandsAnnouncer
-    turn: asyncio.Task[Any] | None = None
+    prompts: set[asyncio.Task[Any]] = field(default_factory=set)  # turns of pending prompts
     ignored_mcp: list[str] = field(default_factory=list)
 
 
@@ -238,14 +238,14 @@ class WaveAgent:
         turn = asyncio.get_running_loop().create_task(
             live.session.send(message.text, supplied_files=message.supplied_files)
         )
-        live.turn = turn
+        live.prompts.add(turn)
         try:
             await asyncio.wait({turn})
         except asyncio.CancelledError:  # the connection is closing
             turn.cancel()
             raise
         finally:
-            live.turn = None
+            live.prompts.discard(turn)
         await self.outbox.drain()  # every update of the turn before its answer
         if turn.cancelled():
             return PromptResponse(stop_reason="cancelled")
@@ -269,8 +269,8 @@ class WaveAgent:
         live = self.sessions.get(session_id)
         if live is None:
             return
-        if live.turn is not None:
-            live.turn.cancel()
+        for turn in live.prompts:
+            turn.cancel()
         live.session.cancel_turn()
 
     async def shutdown(self) -> None:
