@@ -6,7 +6,13 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
-from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, PermissionMode
+from wave_ls.runtime.core import (
+    ModelClient,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    PermissionMode,
+)
 
 NO_ENDPOINT_HELP = (
     "No model endpoint is configured. Set OPENAI_BASE_URL (an OpenAI-compatible endpoint, "
@@ -56,3 +62,14 @@ class UnconfiguredModelClient:
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
     ) -> ModelResponse:
         raise ModelError(self.message)
+
+
+def model_client_for(settings: RuntimeSettings) -> ModelClient:
+    """The client of the configured endpoint, or one whose every round says what to set
+    (a session can be opened before the endpoint is configured)."""
+    problem = settings.problem()
+    if problem:
+        return UnconfiguredModelClient(problem)
+    from wave_ls.runtime.model_client import OpenAIModelClient  # the openai SDK: on first use
+
+    return OpenAIModelClient(settings.base_url, settings.api_key)

@@ -39,13 +39,9 @@ SESSION_BUSY_CODE = -32010
 
 
 def model_client_for(ls: WaveServer) -> ModelClient:
-    from wave_ls.runtime.model_client import OpenAIModelClient
-    from wave_ls.runtime.settings import UnconfiguredModelClient
+    from wave_ls.runtime.settings import model_client_for as client_for
 
-    problem = ls.settings.problem()
-    if problem:
-        return UnconfiguredModelClient(problem)
-    return OpenAIModelClient(ls.settings.base_url, ls.settings.api_key)
+    return client_for(ls.settings)
 
 
 def open_session(
