@@ -278,7 +278,7 @@ class PlanMode:
         self.approve = approve
         self.plans: list[str] = []
 
-    async def exit(self, plan: str) -> bool:
+    async def exit(self, plan: str, tool_call_id: str = "") -> bool:
         self.plans.append(plan)
         return self.approve
 

@@ -12,7 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -156,12 +156,15 @@ class AgentSession:
     def model(self) -> str:
         return self.conversation.config.model
 
-    async def send(self, text: str) -> TurnResult:
+    async def send(
+        self, text: str, *, supplied_files: Mapping[str, str] | None = None
+    ) -> TurnResult:
         """Run one turn for the user's ``text``.
 
         A turn the session started itself for task notices is waited for: the message is
         queued behind it. ``SessionBusy`` while a turn the user started is running, or while
-        another message already waits.
+        another message already waits. ``supplied_files`` holds file texts the client sent
+        with the message, by absolute path (see ``user_messages``).
         """
         if self._user_waiting or (self._lock.locked() and self._turn_reason != "notification"):
             raise SessionBusy(f"session {self.id} is still answering the previous message")
@@ -175,7 +178,7 @@ class AgentSession:
                 return TurnResult("cancelled", "", Usage(), "the session was closed")
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
-            return await self.conversation.run_turn(self.user_messages(text))
+            return await self.conversation.run_turn(self.user_messages(text, supplied_files))
         finally:
             self._turn_reason = ""
             self._turn = None
@@ -279,12 +282,20 @@ class AgentSession:
         if self.transcript is not None and not self._closed:
             asyncio.get_running_loop().run_in_executor(None, read_summary, self.transcript.path)
 
-    def user_messages(self, text: str) -> list[Message]:
-        """The user's message verbatim, then the reminders its mentions call for."""
+    def user_messages(
+        self, text: str, supplied_files: Mapping[str, str] | None = None
+    ) -> list[Message]:
+        """The user's message verbatim, then the reminders its mentions call for.
+
+        A ``[@file:...]`` mention whose absolute path is in ``supplied_files`` shows that
+        text (an editor's unsaved buffer) instead of the file on disk.
+        """
         out = [Message("user", text)]
         text = out[0].content  # what can be encoded (``runtime.text``)
         files = find_file_mentions(text)
-        file_reminder = file_mention_reminder(files, self.cwd) if files else None
+        file_reminder = (
+            file_mention_reminder(files, self.cwd, supplied=supplied_files) if files else None
+        )
         if file_reminder:
             out.append(Message("user", file_reminder, meta={"reminder": "file"}))
         agents = find_agent_mentions(text)
@@ -313,12 +324,15 @@ class PlanModeExit:
     def __init__(self, session: AgentSession) -> None:
         self.session = session
 
-    async def exit(self, plan: str) -> bool:
+    async def exit(self, plan: str, tool_call_id: str = "") -> bool:
         config = self.session.conversation.config
         if config.permission_mode != "plan":
             return True
         request = PermissionRequest(
-            "ExitPlanMode", {"plan": plan}, "exit plan mode and start implementing the plan"
+            "ExitPlanMode",
+            {"plan": plan},
+            "exit plan mode and start implementing the plan",
+            tool_call_id=tool_call_id,
         )
         decision = await self.session.conversation.asker.ask(request)
         if decision.allowed:

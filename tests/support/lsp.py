@@ -135,14 +135,15 @@ async def wave_client(
     caps: types.ClientCapabilities | None = None,
     init_options: Any = None,
     root: Path | None = None,
+    command: list[str] | None = None,
 ) -> AsyncIterator[WaveClient]:
     client = WaveClient()
-    await client.start_io(
+    command = command or [
         os.environ.get("WAVE_TEST_SERVER", sys.executable),
         *([] if os.environ.get("WAVE_TEST_SERVER") else ["-m", "wave_ls"]),
         "--stdio",
-        env=env,
-    )
+    ]
+    await client.start_io(command[0], *command[1:], env=env)
     try:
         client.init_result = await client.initialize_session(
             types.InitializeParams(

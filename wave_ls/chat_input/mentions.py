@@ -7,8 +7,9 @@ can never be taken for a file mention (SPEC section 3). The reminders built here
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 # A name starts with a letter, then letters, digits, `_`, `-`, `:` (plugin agents are
@@ -138,23 +139,26 @@ def file_mention_reminder(
     cwd: Path,
     max_bytes: int = FILE_CAP_BYTES,
     max_total_bytes: int = TOTAL_CAP_BYTES,
+    supplied: Mapping[str, str] | None = None,
 ) -> str | None:
     """The reminder showing the files a message mentions with `[@file:<path>]`, or None.
 
     Relative paths are resolved against `cwd`. Text files are shown with line numbers
     (`cat -n` style), cut at `max_bytes` each and `max_total_bytes` together with a note
     saying so; a directory shows its entries; missing, unreadable and binary files are
-    reported in place of their content. Nothing is refused.
+    reported in place of their content. Nothing is refused. `supplied` holds texts the
+    client sent with the message (an editor's unsaved buffer), by absolute path: they are
+    shown instead of the file on disk.
     """
     if not paths:
         return None
     budget = max_total_bytes
     blocks = []
     for written in paths:
-        target = Path(written).expanduser()
-        if not target.is_absolute():
-            target = cwd / target
-        block, used = _file_block(written, target, min(max_bytes, budget))
+        target = Path(os.path.normpath(cwd / Path(written).expanduser()))
+        text = (supplied or {}).get(str(target))
+        data = text.encode("utf-8") if text is not None else None
+        block, used = _file_block(written, target, min(max_bytes, budget), data)
         budget = max(0, budget - used)
         blocks.append(block)
     body = "\n\n".join(blocks)
@@ -164,14 +168,19 @@ def file_mention_reminder(
     )
 
 
-def _file_block(written: str, target: Path, cap: int) -> tuple[str, int]:
+def _file_block(
+    written: str, target: Path, cap: int, supplied: bytes | None = None
+) -> tuple[str, int]:
     """One file's part of the reminder and the number of content bytes it used."""
     try:
-        if target.is_dir():
+        if supplied is not None:
+            size, data = len(supplied), supplied[: cap + 1] if cap > 0 else b""
+        elif target.is_dir():
             return _directory_block(written, target), 0
-        size = target.stat().st_size
-        with target.open("rb") as handle:
-            data = handle.read(cap + 1) if cap > 0 else b""
+        else:
+            size = target.stat().st_size
+            with target.open("rb") as handle:
+                data = handle.read(cap + 1) if cap > 0 else b""
     except FileNotFoundError:
         return f"{written}: file not found (looked for {target}).", 0
     except OSError as error:

@@ -36,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
     from wave_ls.runtime.loop import TurnResult, last_assistant_text
-    from wave_ls.runtime.settings import RuntimeSettings
+    from wave_ls.runtime.settings import RuntimeSettings, model_client_for
     from wave_ls.session import AgentSession
     from wave_ls.worktrees.isolation import IsolationError
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         cwd=cwd,
         home=home,
         model=settings.model or "",
-        client=settings.model_client(),
+        client=model_client_for(settings),
         permission_mode=args.permission_mode,
         sink=progress,
         asker=TerminalAsker(),

@@ -248,7 +248,10 @@ class PermissionRequest:
 
     ``cwd`` is the calling agent's working directory (relative paths in ``arguments`` are
     relative to it); ``preview`` shows what the call would change (``{path, diff}`` for
-    Write and Edit: the file's absolute path and the unified diff).
+    Write and Edit: the file's absolute path and the unified diff); ``tool_call_id`` is the
+    id of the tool call that asks (its block in the events), when there is one;
+    ``parent_tool_call_id``, for a subagent's request, is the block of the delegation it
+    runs in (the ``Agent`` call, or the background run) in its session's events.
     """
 
     tool_name: str
@@ -256,6 +259,8 @@ class PermissionRequest:
     summary: str  # one line a person reads: "Edit src/app.py", "Bash: rm -rf build"
     cwd: Path | None = None
     preview: dict[str, str] | None = None
+    tool_call_id: str = ""
+    parent_tool_call_id: str = ""
 
 
 @dataclass

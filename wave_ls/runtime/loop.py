@@ -341,7 +341,9 @@ class Conversation:
             return PermissionDecision(verdict.action == "allow", verdict.message)
         summary = permission_summary(tool.name, args)
         preview = await tool.preview(args, ctx) if isinstance(tool, PreviewsChanges) else None
-        request = PermissionRequest(tool.name, args, summary, cwd=ctx.cwd, preview=preview)
+        request = PermissionRequest(
+            tool.name, args, summary, cwd=ctx.cwd, preview=preview, tool_call_id=ctx.tool_call_id
+        )
         decision = await self.asker.ask(request)
         if not decision.allowed and not decision.message:
             decision.message = f"The user denied permission to {summary}."

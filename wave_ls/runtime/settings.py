@@ -73,20 +73,6 @@ class RuntimeSettings:
             return NO_ENDPOINT_HELP
         return None
 
-    def model_client(self) -> ModelClient:
-        """The client for these settings (one that explains what is missing, if anything)."""
-        problem = self.problem()
-        if problem:
-            return UnconfiguredModelClient(problem)
-        from wave_ls.runtime.model_client import OpenAIModelClient
-
-        return OpenAIModelClient(
-            self.base_url,
-            self.api_key,
-            read_timeout=self.model_timeout,
-            max_retries=self.model_retries,
-        )
-
 
 def check_timeout(value: object) -> float | None:
     """A model timeout in seconds (a number > 0), or None when ``value`` is not one."""
@@ -130,3 +116,19 @@ class UnconfiguredModelClient:
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
     ) -> ModelResponse:
         raise ModelError(self.message)
+
+
+def model_client_for(settings: RuntimeSettings) -> ModelClient:
+    """The client of the configured endpoint, or one whose every round says what to set
+    (a session can be opened before the endpoint is configured)."""
+    problem = settings.problem()
+    if problem:
+        return UnconfiguredModelClient(problem)
+    from wave_ls.runtime.model_client import OpenAIModelClient  # the openai SDK: on first use
+
+    return OpenAIModelClient(
+        settings.base_url,
+        settings.api_key,
+        read_timeout=settings.model_timeout,
+        max_retries=settings.model_retries,
+    )

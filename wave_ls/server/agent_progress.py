@@ -10,7 +10,6 @@ are sent strictly in order; tokens are dropped after ``end`` (pygls never forget
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -19,6 +18,11 @@ from lsprotocol import types
 from pygls.progress import Progress
 
 from wave_ls.runtime.background_work import run_task
+from wave_ls.subagents.activity import (
+    delegation_title,
+    parsed_arguments,
+    starts_background_run,
+)
 
 log = logging.getLogger(__name__)
 
@@ -27,31 +31,15 @@ TOKEN_PREFIX = "wave/agent/"
 
 
 def progress_title(update: dict[str, Any]) -> str:
-    details = update.get("details") or {}
-    try:
-        args = json.loads(update.get("arguments") or "{}")
-    except json.JSONDecodeError:
-        args = {}
-    args = args if isinstance(args, dict) else {}
-    kind = (
-        details.get("subagentType")
-        or args.get("subagent_type")
-        or ("fork" if args.get("fork") else "Agent")
+    return delegation_title(
+        parsed_arguments(update.get("arguments") or ""), update.get("details") or {}
     )
-    description = details.get("description") or args.get("description") or ""
-    return f"{kind}: {description}" if description else str(kind)
 
 
-def starts_background_run(update: dict[str, Any]) -> bool:
-    """The call that only starts a background run: its progress is the run's own block
-    (``details.background``), which lasts until the run ends."""
-    if (update.get("details") or {}).get("background"):
-        return False
-    try:
-        args = json.loads(update.get("arguments") or "{}")
-    except json.JSONDecodeError:
-        return False
-    return isinstance(args, dict) and args.get("run_in_background") is True
+def starts_background(update: dict[str, Any]) -> bool:
+    return starts_background_run(
+        parsed_arguments(update.get("arguments") or ""), update.get("details") or {}
+    )
 
 
 class AgentProgress:
@@ -67,7 +55,7 @@ class AgentProgress:
     def on_update(self, update: dict[str, Any]) -> None:
         if update.get("kind") != "toolBlock" or update.get("name") != AGENT_TOOL:
             return
-        if not self.enabled() or starts_background_run(update):
+        if not self.enabled() or starts_background(update):
             return
         token = TOKEN_PREFIX + str(update["toolCallId"])
         status = update.get("status")

@@ -39,7 +39,9 @@ SESSION_BUSY_CODE = -32010
 
 
 def model_client_for(ls: WaveServer) -> ModelClient:
-    return ls.settings.model_client()
+    from wave_ls.runtime.settings import model_client_for as client_for
+
+    return client_for(ls.settings)
 
 
 def open_session(

@@ -48,15 +48,14 @@ class SubagentListener(Protocol):
 
 def compact_argument(tool_name: str, arguments: str) -> str:
     """``src/app.py`` for a Read, ``pytest -q`` for a Bash: one short, telling argument."""
-    try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
-        args = {}
-    if not isinstance(args, dict):
-        return ""
+    return key_argument(parsed_arguments(arguments))
+
+
+def key_argument(args: dict[str, Any], limit: int = COMPACT_LIMIT) -> str:
+    """The argument that says the most about a call, on one line, cut at ``limit``."""
     value = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), "")
     text = " ".join(str(value).split())
-    return text if len(text) <= COMPACT_LIMIT else text[: COMPACT_LIMIT - 1] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -140,3 +139,30 @@ def details_of(args: dict[str, Any], instance_id: str) -> dict[str, Any]:
         "description": args.get("description", ""),
         "subagentId": instance_id,
     }
+
+
+def parsed_arguments(arguments: str) -> dict[str, Any]:
+    """A tool call's JSON arguments as a dict (empty when they are not a JSON object)."""
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
+def delegation_title(args: dict[str, Any], details: dict[str, Any]) -> str:
+    """``<subagent type>: <description>`` for an ``Agent`` block (``fork: ...`` for a fork):
+    what every adapter titles a delegation with."""
+    kind = (
+        details.get("subagentType")
+        or args.get("subagent_type")
+        or ("fork" if args.get("fork") else "Agent")
+    )
+    description = details.get("description") or args.get("description") or ""
+    return f"{kind}: {description}" if description else str(kind)
+
+
+def starts_background_run(args: dict[str, Any], details: dict[str, Any]) -> bool:
+    """The ``Agent`` call that only starts a background run; the run itself is reported as
+    its own block (``details.background``, ``toolCallId`` = the task id)."""
+    return not details.get("background") and args.get("run_in_background") is True

@@ -30,6 +30,8 @@ from wave_ls.runtime.core import (
     Message,
     ModelClient,
     PermissionAsker,
+    PermissionDecision,
+    PermissionRequest,
     Tool,
     ToolContext,
     ToolResult,
@@ -210,8 +212,10 @@ async def run_delegation(
     bridge = SubagentBridge(
         instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, details)
     )
+    # Its requests name the block they come from: the delegation's own, or the run's.
+    asker = DelegatedAsker(host.asker(), lambda: details.get("taskId") or ctx.tool_call_id)
     conversation = Conversation(
-        config, host.client, context, sink=bridge, asker=host.asker(), messages=history
+        config, host.client, context, sink=bridge, asker=asker, messages=history
     )
     ctx.report(bridge.tracker.short_result(), details)
     error: str | None = None
@@ -261,3 +265,17 @@ def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:
         return ToolResult(text)
     reason = error or "the subagent returned no text"
     return ToolResult(DELEGATION_FAILED.format(reason=reason), is_error=True)
+
+
+class DelegatedAsker:
+    """A subagent's ``PermissionAsker``: its session's asker, with each request marked with
+    the delegation's block (``PermissionRequest.parent_tool_call_id``)."""
+
+    def __init__(self, asker: PermissionAsker, block_id: Callable[[], str]) -> None:
+        self.asker = asker
+        self.block_id = block_id
+
+    async def ask(self, request: PermissionRequest) -> PermissionDecision:
+        if not request.parent_tool_call_id:
+            request = dataclasses.replace(request, parent_tool_call_id=self.block_id())
+        return await self.asker.ask(request)

@@ -1,7 +1,8 @@
 """``ExitPlanMode``: present the plan and ask the user to approve leaving plan mode.
 
-``ctx.services["plan_mode"]``, when present, is an object with ``async exit(plan) -> bool``
-(the user's approval); without it the plan is returned for the user with a note.
+``ctx.services["plan_mode"]``, when present, is an object with
+``async exit(plan, tool_call_id) -> bool`` (the user's approval); without it the plan is
+returned for the user with a note.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ not "should I proceed?"."""
 class PlanMode(Protocol):
     """What ``ctx.services["plan_mode"]`` must offer."""
 
-    async def exit(self, plan: str) -> bool: ...
+    async def exit(self, plan: str, tool_call_id: str = "") -> bool: ...
 
 
 PARAMETERS: dict[str, Any] = {
@@ -60,7 +61,7 @@ class ExitPlanModeTool:
                 short_result="Plan presented",
                 details={"plan": plan, "approved": None},
             )
-        approved = await plan_mode.exit(plan)
+        approved = await plan_mode.exit(plan, ctx.tool_call_id)
         if approved:
             return ToolResult(
                 "The user approved your plan. You can now start coding; begin with the "

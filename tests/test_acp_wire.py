@@ -1,0 +1,106 @@
+"""``wave-ls acp`` on the wire: nothing but JSON-RPC on stdout, protocol names as ACP spells
+them, and the prompt's answer after every update of its turn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.acp_client import agent_command
+from tests.support.fake_model import FakeModelServer, call, reply, route
+from tests.support.lsp import server_env
+
+STRAY = """
+import os
+from wave_ls.acp.stdio import claim_stdio
+fd_in, fd_out = claim_stdio()
+print("a stray print", flush=True)
+os.system("echo a child process")
+os.write(fd_out, os.read(fd_in, 100))
+"""
+
+
+def test_stray_output_goes_to_stderr_not_to_the_protocol() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", STRAY], input=b"protocol line\n", capture_output=True, timeout=30
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"protocol line\n"
+    assert b"a stray print" in done.stderr and b"a child process" in done.stderr
+
+
+class RawAgent:
+    """Newline-delimited JSON-RPC, written and read by hand."""
+
+    def __init__(self, process: asyncio.subprocess.Process) -> None:
+        self.process = process
+        self.lines: list[bytes] = []
+        self.next_id = 0
+
+    async def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        wanted = self.next_id
+        message = {"jsonrpc": "2.0", "id": wanted, "method": method, "params": params}
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(json.dumps(message).encode() + b"\n")
+        await self.process.stdin.drain()
+        while True:
+            line = await asyncio.wait_for(self.process.stdout.readline(), 30)
+            assert line, "the agent closed its stdout"
+            self.lines.append(line)
+            received = json.loads(line)  # every line is one JSON-RPC message
+            assert received["jsonrpc"] == "2.0"
+            if received.get("id") == wanted and "method" not in received:
+                assert "error" not in received, received
+                result: dict[str, Any] = received["result"]
+                return result
+
+    def notifications(self) -> list[dict[str, Any]]:
+        return [m for m in map(json.loads, self.lines) if m.get("method") == "session/update"]
+
+
+async def test_only_json_rpc_reaches_stdout_and_the_answer_comes_last(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    noisy = "echo to-stdout; echo to-stderr >&2; python3 -c 'print(42)'"
+    fake_model.set_script(
+        {"routes": [route("be noisy", reply("", call("Bash", {"command": noisy})), reply("Done."))]}
+    )
+    process = await asyncio.create_subprocess_exec(
+        *agent_command(),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=server_env(home, fake_model.base_url),
+    )
+    agent = RawAgent(process)
+    try:
+        init = await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        assert init["agentCapabilities"]["loadSession"] is True
+        assert init["agentCapabilities"]["promptCapabilities"]["embeddedContext"] is True
+        session = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
+        sid = session["sessionId"]
+        assert session["modes"]["currentModeId"] == "default"
+        await agent.request("session/set_mode", {"sessionId": sid, "modeId": "bypassPermissions"})
+        prompt = [{"type": "text", "text": "be noisy"}]
+        answer = await agent.request("session/prompt", {"sessionId": sid, "prompt": prompt})
+        assert answer == {"stopReason": "end_turn"}
+        kinds = [n["params"]["update"]["sessionUpdate"] for n in agent.notifications()]
+        assert kinds[-1] == "agent_message_chunk"  # all of the turn came before the answer
+        assert {"tool_call", "tool_call_update", "available_commands_update"} <= set(kinds)
+        bash = [
+            n["params"]["update"]
+            for n in agent.notifications()
+            if n["params"]["update"].get("toolCallId")
+        ]
+        assert bash[-1]["status"] == "completed"
+        assert "to-stdout" in bash[-1]["content"][0]["content"]["text"]  # the tool's own output
+    finally:
+        assert process.stdin is not None
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 20)
+    assert process.returncode == 0

@@ -1,0 +1,361 @@
+"""The ACP agent: thin handlers that map ACP requests onto ``AgentSession``s.
+
+``initialize`` advertises ``loadSession``, session listing and the prompt content taken
+(text, resource links, embedded resources); ``session/new`` and ``session/load`` open a
+session (its modes are the four permission modes); ``session/prompt`` runs one turn and
+answers with its stop reason once every update of the turn has been sent;
+``session/cancel`` stops it; ``session/set_mode`` switches the permission mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from acp import RequestError
+from acp.schema import (
+    AgentCapabilities,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    McpCapabilities,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    SetSessionModeResponse,
+)
+
+from wave_ls import __version__
+from wave_ls.acp.commands import CommandsAnnouncer
+from wave_ls.acp.history import replay
+from wave_ls.acp.outbox import Outbox
+from wave_ls.acp.permissions import AcpPermissionAsker
+from wave_ls.acp.prompt import prompt_message
+from wave_ls.acp.updates import SessionUpdates
+from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
+from wave_ls.runtime.settings import RuntimeSettings, model_client_for
+from wave_ls.runtime.transcript import valid_session_id
+
+if TYPE_CHECKING:
+    from acp.interfaces import Client
+
+    from wave_ls.agents import AgentRegistry
+    from wave_ls.session import AgentSession
+
+log = logging.getLogger(__name__)
+
+INVALID_PARAMS = -32602
+SESSION_BUSY = -32010  # as wave/chat/send over LSP
+MAX_ROUNDS_PREFIX = "stopped after"  # the loop's turn-limit error
+MODES: dict[PermissionMode, tuple[str, str]] = {
+    "default": ("Default", "Ask before edits and commands"),
+    "acceptEdits": ("Accept edits", "Edit files without asking; ask before other commands"),
+    "plan": ("Plan", "Read and plan only: no edits, no commands that change anything"),
+    "bypassPermissions": ("Bypass permissions", "Run every tool without asking"),
+}
+MCP_NOT_SUPPORTED = (
+    "wave-ls does not support MCP servers yet; these were ignored: {names}. "
+    "The session works with its own tools and subagents."
+)
+
+
+@dataclass
+class LiveSession:
+    """One session of this connection and its ACP wiring."""
+
+    session: AgentSession
+    updates: SessionUpdates
+    commands: CommandsAnnouncer
+    prompts: set[asyncio.Task[Any]] = field(default_factory=set)  # turns of pending prompts
+    ignored_mcp: list[str] = field(default_factory=list)
+
+
+def mode_state(current: str) -> SessionModeState:
+    return SessionModeState(
+        current_mode_id=current,
+        available_modes=[
+            SessionMode(id=mode, name=MODES[mode][0], description=MODES[mode][1])
+            for mode in PERMISSION_MODES
+        ],
+    )
+
+
+def invalid(message: str) -> RequestError:
+    return RequestError(INVALID_PARAMS, message)
+
+
+def existing_folder(cwd: str, method: str) -> Path:
+    path = Path(cwd)
+    if not path.is_absolute() or not path.is_dir():
+        raise invalid(f"{method}: cwd must be an absolute path to an existing folder: {cwd!r}")
+    return path.resolve()
+
+
+class WaveAgent:
+    """The ``acp.Agent`` of ``wave-ls acp``: one per connection."""
+
+    def __init__(self, home: Path, settings: RuntimeSettings) -> None:
+        self.home = home
+        self.settings = settings
+        self.sessions: dict[str, LiveSession] = {}
+        self._registry: AgentRegistry | None = None
+        self._conn: Client | None = None
+        self._outbox: Outbox | None = None
+
+    def on_connect(self, conn: Client) -> None:
+        self._conn = conn
+        self._outbox = Outbox(
+            lambda sid, update: conn.session_update(session_id=sid, update=update)
+        )
+
+    @property
+    def conn(self) -> Client:
+        assert self._conn is not None, "on_connect runs before any request"
+        return self._conn
+
+    @property
+    def outbox(self) -> Outbox:
+        assert self._outbox is not None, "on_connect runs before any request"
+        return self._outbox
+
+    @property
+    def registry(self) -> AgentRegistry:
+        if self._registry is None:
+            from wave_ls.agents import AgentRegistry
+
+            self._registry = AgentRegistry(self.home)
+        return self._registry
+
+    # ------------------------------------------------------------------ ACP methods
+
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, **_: Any
+    ) -> InitializeResponse:
+        from acp import PROTOCOL_VERSION
+
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(
+                    image=False, audio=False, embedded_context=True
+                ),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="wave-ls", title="Wave", version=__version__),
+            auth_methods=[],
+        )
+
+    async def new_session(
+        self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> NewSessionResponse:
+        folder = existing_folder(cwd, "session/new")
+        live = self._open(folder, uuid.uuid4().hex, self.settings.model, "default", [])
+        self._after_open(live, mcp_servers)
+        return NewSessionResponse(
+            session_id=live.session.id,
+            modes=mode_state(live.session.conversation.upcoming("permission_mode")),
+            field_meta=self._meta(live),
+        )
+
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> LoadSessionResponse:
+        from wave_ls.session import resume_messages
+
+        live = self.sessions.get(session_id)
+        if live is None:
+            if not valid_session_id(session_id):
+                raise invalid(f"session/load: invalid sessionId {session_id!r}")
+            saved = await asyncio.to_thread(resume_messages, self.home, session_id)
+            if saved is None:
+                raise invalid(f"session/load: no saved session {session_id!r}")
+            header, messages = saved
+            folder = existing_folder(cwd or str(header.get("cwd", "")), "session/load")
+            saved_mode = header.get("permissionMode")
+            mode = cast(PermissionMode, saved_mode if saved_mode in PERMISSION_MODES else "default")
+            saved_model = header.get("model")
+            model = saved_model if saved_model not in (None, "", "unconfigured") else None
+            live = self._open(folder, session_id, model or self.settings.model, mode, messages)
+        for update in replay(live.session.messages, live.session.cwd):
+            self.outbox.put(session_id, update)
+        await self.outbox.drain()  # the history first, then the answer
+        self._after_open(live, mcp_servers)
+        return LoadSessionResponse(
+            modes=mode_state(live.session.conversation.upcoming("permission_mode")),
+            field_meta=self._meta(live),
+        )
+
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **_: Any
+    ) -> ListSessionsResponse:
+        from wave_ls.runtime.session_index import list_sessions
+
+        folder = Path(cwd) if cwd else None
+        saved = await asyncio.to_thread(list_sessions, self.home, folder)
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=summary.session_id,
+                    cwd=summary.cwd,
+                    title=summary.title or None,
+                    updated_at=datetime.fromtimestamp(summary.updated_at / 1000, UTC).isoformat(),
+                )
+                for summary in saved
+            ]
+        )
+
+    async def set_session_mode(
+        self, session_id: str, mode_id: str, **_: Any
+    ) -> SetSessionModeResponse:
+        live = self._live(session_id, "session/set_mode")
+        if mode_id not in PERMISSION_MODES:
+            raise invalid(
+                f"session/set_mode: modeId must be one of {', '.join(PERMISSION_MODES)}, "
+                f"got {mode_id!r}"
+            )
+        mode, _model = live.session.configure(permission_mode=cast(PermissionMode, mode_id))
+        live.updates.announced_mode = mode  # the client chose it: no update to echo it
+        return SetSessionModeResponse()
+
+    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+        from wave_ls.session import SessionBusy
+
+        live = self._live(session_id, "session/prompt")
+        message = prompt_message(prompt, live.session.cwd, live.commands.names)
+        turn = run_task(  # awaited below, which handles its failure
+            live.session.send(message.text, supplied_files=message.supplied_files),
+            f"acp-prompt-{session_id}",
+            log_failure=False,
+        )
+        live.prompts.add(turn)
+        try:
+            await asyncio.wait({turn})
+        except asyncio.CancelledError:  # the connection is closing
+            turn.cancel()
+            raise
+        finally:
+            live.prompts.discard(turn)
+        await self.outbox.drain()  # every update of the turn before its answer
+        if turn.cancelled():
+            return PromptResponse(stop_reason="cancelled")
+        error = turn.exception()
+        if isinstance(error, SessionBusy):
+            raise RequestError(SESSION_BUSY, str(error))
+        if error is not None:
+            raise error
+        result = turn.result()
+        if result.status == "cancelled":
+            return PromptResponse(stop_reason="cancelled")
+        if result.status == "failed":
+            if (result.error or "").startswith(MAX_ROUNDS_PREFIX):
+                return PromptResponse(stop_reason="max_turn_requests")
+            raise RequestError(-32603, f"wave-ls: {result.error or 'the turn failed'}")
+        return PromptResponse(stop_reason="end_turn")
+
+    async def cancel(self, session_id: str, **_: Any) -> None:
+        """Stop the prompt's turn, or the turn the session started by itself for a task
+        notice (which a prompt may be waiting behind)."""
+        live = self.sessions.get(session_id)
+        if live is None:
+            return
+        for turn in live.prompts:
+            turn.cancel()
+        live.session.cancel_turn()
+
+    async def shutdown(self) -> None:
+        """End every session (the connection closed): turns cancelled, background tasks
+        stopped, transcripts closed."""
+        for live in list(self.sessions.values()):
+            await live.commands.stop()
+            await live.session.close()
+        self.sessions.clear()
+        if self._outbox is not None:
+            await self._outbox.close()
+
+    # ------------------------------------------------------------------ helpers
+
+    def _live(self, session_id: str, method: str) -> LiveSession:
+        live = self.sessions.get(session_id)
+        if live is None:
+            raise invalid(f"{method}: unknown sessionId {session_id!r}")
+        return live
+
+    def _open(
+        self,
+        cwd: Path,
+        session_id: str,
+        model: str | None,
+        mode: PermissionMode,
+        messages: list[Message],
+    ) -> LiveSession:
+        from wave_ls.session import AgentSession
+
+        session: AgentSession | None = None
+
+        def current() -> AgentSession:
+            assert session is not None
+            return session
+
+        updates = SessionUpdates(
+            session_id,
+            self.outbox,
+            cwd=lambda: current().conversation.context.cwd,
+            mode=lambda: current().conversation.upcoming("permission_mode"),
+            announced_mode=mode,
+        )
+
+        def accept_edits() -> None:
+            current().configure(permission_mode="acceptEdits")
+
+        asker = AcpPermissionAsker(
+            session_id,
+            request=self.conn.request_permission,
+            before=self.outbox.drain,
+            folder=cwd,
+            accept_edits=accept_edits,
+        )
+        session = AgentSession(
+            cwd=cwd,
+            home=self.home,
+            model=model or "unconfigured",
+            client=model_client_for(self.settings),
+            session_id=session_id,
+            permission_mode=mode,
+            sink=updates,
+            asker=asker,
+            messages=messages,
+            catalog=lambda: self.registry.load(cwd),
+        )
+        commands = CommandsAnnouncer(session_id, self.outbox, lambda: self.registry.load(cwd))
+        live = LiveSession(session, updates, commands)
+        self.sessions[session_id] = live
+        return live
+
+    def _after_open(self, live: LiveSession, mcp_servers: list[Any] | None) -> None:
+        """What follows the answer to session/new or session/load: the subagents as
+        commands, and a word about MCP servers that were given."""
+        live.ignored_mcp = [str(getattr(server, "name", "?")) for server in mcp_servers or []]
+        if live.ignored_mcp:
+            log.warning("session %s: MCP servers ignored: %s", live.session.id, live.ignored_mcp)
+            notice = MCP_NOT_SUPPORTED.format(names=", ".join(live.ignored_mcp))
+            self.outbox.put_text(live.session.id, f"_{notice}_\n\n")
+        live.commands.announce()
+
+    def _meta(self, live: LiveSession) -> dict[str, Any] | None:
+        if not live.ignored_mcp:
+            return None
+        return {"wave": {"mcpServers": {"supported": False, "ignored": live.ignored_mcp}}}

@@ -1,0 +1,157 @@
+"""How a tool call looks in an ACP client: its title, kind, locations and content.
+
+Pure functions of the tool's name, its arguments and the working directory; the live
+mapping (``updates.py``), the history replay (``history.py``) and the permission prompt
+(``permissions.py``) all present a call through ``present``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from acp.helpers import text_block, tool_content, tool_diff_content
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    TerminalToolCallContent,
+    ToolCallLocation,
+    ToolKind,
+)
+
+from wave_ls.runtime.permissions import permission_summary
+from wave_ls.subagents.activity import delegation_title, key_argument
+
+Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
+
+# The ACP kind of each tool (the client picks an icon and a layout from it).
+KINDS: dict[str, ToolKind] = {
+    "Read": "read",
+    "Write": "edit",
+    "Edit": "edit",
+    "Bash": "execute",
+    "Grep": "search",
+    "Glob": "search",
+    "LSP": "search",
+    "WebFetch": "fetch",
+    "WebSearch": "fetch",
+    "Agent": "think",
+    "TaskCreate": "think",
+    "TaskGet": "think",
+    "TaskUpdate": "think",
+    "TaskList": "think",
+}
+FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
+TITLE_LIMIT = 120
+RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
+FENCED = frozenset({"read", "execute", "search"})  # results shown as preformatted text
+
+
+@dataclass
+class Presentation:
+    """A tool call as the client shows it before it has a result."""
+
+    title: str
+    kind: ToolKind
+    locations: list[ToolCallLocation] = field(default_factory=list)
+    content: list[Content] = field(default_factory=list)
+
+
+def present(
+    name: str, args: dict[str, Any], cwd: Path, details: dict[str, Any] | None = None
+) -> Presentation:
+    """The title, kind, file locations and first content of a call of ``name``."""
+    kind = KINDS.get(name, "other")
+    path = _file_path(args, cwd) if name in FILE_TOOLS else None
+    locations = [ToolCallLocation(path=path, line=_first_line(args))] if path else []
+    return Presentation(title(name, args, details or {}), kind, locations, _diff(name, args, path))
+
+
+def title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
+    """``Explore: Find the tests``, ``Read src/app.py``, ``Bash: pytest -q``, ..."""
+    if name == "Agent":
+        text = delegation_title(args, details)
+        return f"{text} (background)" if details.get("background") else text
+    if name == "TaskCreate" and isinstance(args.get("subject"), str):
+        return f"Create task: {args['subject']}"
+    if name == "ExitPlanMode":
+        return "Exit plan mode: the plan is ready"
+    if name == "Bash":
+        return permission_summary(name, args)  # the whole command (up to 200 characters)
+    argument = key_argument(args, TITLE_LIMIT)
+    return f"{name} {argument}" if argument else name
+
+
+def final_content(
+    name: str,
+    args: dict[str, Any],
+    cwd: Path,
+    result: str,
+    failed: bool,
+    details: dict[str, Any] | None = None,
+) -> list[Content]:
+    """What the client shows once the call has ended.
+
+    An ``Agent`` delegation ends with its summary (tool calls, tokens, time) and the
+    subagent's answer; a Write or Edit keeps its diff; other tools show their result.
+    """
+    details = details or {}
+    if name == "Agent":
+        summary = details.get("summary")
+        blocks = [summary] if isinstance(summary, str) and summary else []
+        return [tool_content(text_block(text)) for text in [*blocks, _cut(result)] if text]
+    if name in ("Write", "Edit") and not failed:
+        return _diff(name, args, _file_path(args, cwd))
+    if not result:
+        return []
+    shown = _cut(result)
+    if KINDS.get(name, "other") in FENCED and not failed:
+        shown = _fenced(shown)
+    return [tool_content(text_block(shown))]
+
+
+def live_content(text: str) -> list[Content]:
+    """A running call's progress line (an ``Agent`` block: latest tool and tokens)."""
+    return [tool_content(text_block(text))] if text else []
+
+
+def _file_path(args: dict[str, Any], cwd: Path) -> str | None:
+    raw = args.get("file_path")
+    if not isinstance(raw, str) or not raw:
+        return None
+    return os.path.normpath(cwd / Path(raw).expanduser())
+
+
+def _first_line(args: dict[str, Any]) -> int | None:
+    """The 0-based line a Read starts at (its ``offset`` is 1-based)."""
+    offset = args.get("offset")
+    if isinstance(offset, int) and not isinstance(offset, bool) and offset > 0:
+        return offset - 1
+    return None
+
+
+def _diff(name: str, args: dict[str, Any], path: str | None) -> list[Content]:
+    """Write: the new content; Edit: the replaced text and its replacement."""
+    if path is None:
+        return []
+    if name == "Write" and isinstance(args.get("content"), str):
+        return [tool_diff_content(path, args["content"])]
+    if name == "Edit" and isinstance(args.get("new_string"), str):
+        old = args.get("old_string")
+        return [tool_diff_content(path, args["new_string"], old if isinstance(old, str) else None)]
+    return []
+
+
+def _cut(text: str) -> str:
+    if len(text) <= RESULT_LIMIT:
+        return text
+    return text[:RESULT_LIMIT] + f"\n… ({len(text) - RESULT_LIMIT:,} more characters)"
+
+
+def _fenced(text: str) -> str:
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text.rstrip()}\n{fence}"
