@@ -134,9 +134,44 @@ async def main() -> int:
             percentile(no_word, 50),
             "ms",
         )
+        hostile_texts(repo, home)
         if options.profile:
             profile_in_process(repo, home, requests)
         return 0
+
+
+# Issue 12: texts that once took seconds (a 300,000-character @ word: 36 s) or never ended.
+HOSTILE = {
+    "@ word of 300,000 characters": "see @" + "a" * 300_000,
+    "@ word of 10 MB": "see @" + "a" * 10_000_000,
+    "256-character query (the cap)": "see @" + "fs" * 128,
+    "10 MB ASCII text, then @fil": "x " * 5_000_000 + "@fil",
+    "10 MB accented text, then @fil": "é " * 5_000_000 + "@fil",
+    "9 MB of emoji, then @fil": "😀 " * 3_000_000 + "@fil",
+}
+
+
+def hostile_texts(repo: Path, home: Path) -> None:
+    """The handler's work (query, offsets, ranking) for hostile texts, in-process: over LSP
+    the JSON of a 10 MB request costs more than the work itself."""
+    from wave_ls.agents import AgentRegistry
+    from wave_ls.chat_input.completion import complete
+    from wave_ls.chat_input.query import at_query, length
+    from wave_ls.chat_input.workspace_files import WorkspaceFiles
+
+    registry, files = AgentRegistry(home), WorkspaceFiles(repo)
+    heading("@ completion of hostile texts, in-process (best of 5)")
+    for label, text in HOSTILE.items():
+        for encoding in ("utf-16", "utf-8"):
+            best = float("inf")
+            cursor = length(text, encoding)  # what the client sends: the end of its text
+            for _ in range(5):
+                started = time.perf_counter()
+                query = at_query(text, cursor, encoding, strict=True)
+                if query is not None:
+                    complete(query, registry.load(repo).agents, files.files())
+                best = min(best, time.perf_counter() - started)
+            figure(f"{label} ({encoding} cursor)", best * 1000, "ms", P99_TARGET_MS)
 
 
 def profile_in_process(repo: Path, home: Path, requests: int) -> None:

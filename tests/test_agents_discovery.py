@@ -135,10 +135,16 @@ def test_only_md_files_directly_in_the_directory_are_read(home: Path, project: P
     write_agent(agents, "notes.txt", "not-md")
     write_agent(agents, ".hidden.md", "hidden")
     write_agent(agents / "nested", "deep.md", "deep")
-    (agents / "dir.md").mkdir()
     catalog = AgentRegistry(home=home, env={}).load(project)
     assert catalog.names() == [*BUILTINS, "real"]
     assert catalog.problems == ()
+    # A directory named like an agent file is reported, not silently skipped (issue 12).
+    (agents / "dir.md").mkdir()
+    catalog = AgentRegistry(home=home, env={}).load(project)
+    assert catalog.names() == [*BUILTINS, "real"]
+    assert [(Path(p.path).name, p.message) for p in catalog.problems] == [
+        ("dir.md", "this is a directory, not a file; an agent file is a Markdown file")
+    ]
 
 
 # --------------------------------------------------------------------------- plugins

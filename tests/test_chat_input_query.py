@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from wave_ls.chat_input.query import AtWord, at_query, at_word, index_to_offset, offset_to_index
+from wave_ls.chat_input.query import (
+    AtWord,
+    Encoding,
+    at_query,
+    at_word,
+    index_to_offset,
+    length,
+    offset_to_index,
+)
 
 
 @pytest.mark.parametrize(
@@ -60,3 +70,40 @@ def test_the_query_is_found_in_each_encoding() -> None:
     for encoding, cursor in cursors.items():
         assert at_query(text, cursor, encoding) == "Exp"  # type: ignore[arg-type]
         assert at_query(text, cursor - 1, encoding) == "Ex"  # type: ignore[arg-type]
+
+
+# Issue 12: the conversions run at C speed; they must agree with counting one character at
+# a time, lone surrogates (a client's unpaired escape) included.
+_ALPHABET = st.sampled_from(["a", " ", "@", "é", "中", "😀", "\ud83d", "\ude00", "\udcff"])
+
+
+def _units(char: str, encoding: str) -> int:
+    code = ord(char)
+    if encoding == "utf-32":
+        return 1
+    if encoding == "utf-16":
+        return 2 if code > 0xFFFF else 1
+    return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    text=st.lists(_ALPHABET, max_size=16).map("".join),
+    encoding=st.sampled_from(["utf-8", "utf-16", "utf-32"]),
+    data=st.data(),
+)
+def test_offsets_agree_with_counting_each_character(
+    text: str, encoding: Encoding, data: st.DataObject
+) -> None:
+    total = sum(_units(char, encoding) for char in text)
+    assert length(text, encoding) == total
+    offset = data.draw(st.integers(-2, total + 2), label="offset")
+    expected, units = len(text), 0
+    for index, char in enumerate(text):
+        units += _units(char, encoding)
+        if units > offset:
+            expected = index
+            break
+    assert offset_to_index(text, offset, encoding) == (expected if offset > 0 else 0)
+    index = data.draw(st.integers(0, len(text)), label="index")
+    assert index_to_offset(text, index, encoding) == sum(_units(c, encoding) for c in text[:index])

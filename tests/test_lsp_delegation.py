@@ -6,8 +6,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.fake_model import FakeModelServer, call, reply, route
-from tests.support.lsp import capabilities, server_env, wave_client
+from tests.support.lsp import CLIENTS, capabilities, server_env, wave_client
 from wave_ls.agents import AgentRegistry
 
 TEST_RUNNER = """\
@@ -104,10 +106,16 @@ def agent_tool_description(body: dict[str, Any]) -> str:
 
 
 async def chat(
-    fake: FakeModelServer, home: Path, project: Path, text: str, **session: Any
+    fake: FakeModelServer,
+    home: Path,
+    project: Path,
+    text: str,
+    client_name: str = "visual-studio-code",
+    **session: Any,
 ) -> tuple[Any, dict[str, Any]]:
     """Run one turn; return the client (after the server exited) and the chat result."""
-    async with wave_client(server_env(home, fake.base_url), caps=capabilities()) as client:
+    caps = capabilities(client_name)
+    async with wave_client(server_env(home, fake.base_url), caps=caps) as client:
         sid = (await client.request("wave/session/new", {"cwd": str(project), **session}))[
             "sessionId"
         ]
@@ -172,8 +180,9 @@ async def test_unknown_or_missing_type_lists_the_available_subagents(
     assert "subagent_type is required" in missing
 
 
+@pytest.mark.parametrize("client_name", CLIENTS)
 async def test_explore_runs_in_isolation_with_its_tools(
-    fake_model: FakeModelServer, home: Path, project: Path
+    client_name: str, fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
     # BI-1, BI-3, EXP-1, EXP-2, EXP-3, EXP-4, EXP-5, CTX-1, CTX-3, PLAN-RO-1, PLAN-RO-2,
     # ACT-1, ACT-2, ACT-3, ACT-4
@@ -197,7 +206,7 @@ async def test_explore_runs_in_isolation_with_its_tools(
             ]
         }
     )
-    client, result = await chat(fake_model, home, project, "where is answer?")
+    client, result = await chat(fake_model, home, project, "where is answer?", client_name)
     assert result["text"] == "It is in src/app.py."
     sub = bodies_for(fake_model, task)
     assert len(sub) == 3
@@ -231,13 +240,19 @@ async def test_explore_runs_in_isolation_with_its_tools(
     assert "PROJECT MEMORY" in str(main_last["messages"])
     # ACT-1 (live shortResult), ACT-2 (latest tool), ACT-4 (totals at the end); ACT-3 above.
     tokens = [t for t in client.progress_reports if str(t).startswith("wave/agent/")]
-    assert len(tokens) == 1
-    reports = client.progress_reports[tokens[0]]
-    assert reports[0].kind == "begin" and reports[0].title == "Explore: Find answer"
-    messages = [r.message for r in reports if r.kind == "report"]
-    assert any("Grep def answer" in m and "tokens" in m for m in messages)
-    assert reports[-1].kind == "end"
-    assert "2 tool calls" in reports[-1].message and "tokens" in reports[-1].message
+    if client_name == "minimal":  # no window.workDoneProgress: no $/progress at all
+        assert client.progress_reports == {}
+    else:
+        assert len(tokens) == 1
+        reports = client.progress_reports[tokens[0]]
+        assert reports[0].kind == "begin" and reports[0].title == "Explore: Find answer"
+        messages = [r.message for r in reports if r.kind == "report"]
+        assert any("Grep def answer" in m and "tokens" in m for m in messages)
+        assert reports[-1].kind == "end"
+        assert "2 tool calls" in reports[-1].message and "tokens" in reports[-1].message
+    # Every client sees the block's live activity in wave/session/update.
+    running = [u for u in client.updates if u["kind"] == "toolBlock" and u["name"] == "Agent"]
+    assert any("Grep def answer" in (u.get("shortResult") or "") for u in running)
     blocks = [u for u in client.updates if u["kind"] == "toolBlock" and u["name"] == "Agent"]
     assert blocks[-1]["status"] == "completed"
     assert blocks[-1]["details"]["subagentType"] == "Explore"

@@ -281,7 +281,7 @@ async def test_cancel_stops_the_running_turn_whoever_started_it(
         }
         await send(client, sid, "start")
         await client.wait_update(
-            lambda u: (
+            lambda u: bool(
                 u.get("kind") == "userMessage"
                 and bool((u["message"].get("meta") or {}).get("taskNotification"))
             )

@@ -218,3 +218,40 @@ def test_changed_file_is_read_again(project: Path, home: Path) -> None:
     assert load_memory(project, home)[0].content == "second version"
     path.unlink()
     assert load_memory(project, home) == []
+
+
+async def test_memory_is_read_once_per_turn(project: Path, home: Path) -> None:
+    # Issue 12: memory was read again at every model round. A change made during a turn
+    # (here by the agent's own Bash call) reaches the model from the next turn on.
+    from tests.support.fake_model import FakeModelServer, call, reply, route
+    from wave_ls.runtime.model_client import OpenAIModelClient
+    from wave_ls.session import AgentSession
+
+    path = write(project / "AGENTS.md", "MEMORY ONE")
+    rewrite = "printf 'MEMORY TWO' > AGENTS.md && touch -d '+1 minute' AGENTS.md"
+    script = {
+        "routes": [
+            route(
+                "change it",
+                reply("", call("Bash", {"command": rewrite})),
+                reply("Changed."),
+            ),
+            route("and now", reply("Now.")),
+        ]
+    }
+    with FakeModelServer(script) as model:
+        session = AgentSession(
+            cwd=project,
+            home=home,
+            model="m",
+            client=OpenAIModelClient(model.base_url, "k"),
+            permission_mode="bypassPermissions",
+            persist=False,
+        )
+        assert (await session.send("change it")).text == "Changed."
+        assert (await session.send("and now")).text == "Now."
+        bodies = model.chat_bodies()
+    assert path.read_text() == "MEMORY TWO"
+    memories = [str(body["messages"][1]["content"]) for body in bodies]
+    assert ["MEMORY ONE" in m for m in memories] == [True, True, False]
+    assert "MEMORY TWO" in memories[2]

@@ -233,3 +233,62 @@ async def test_cancelling_a_round_stops_it_and_the_client_stays_usable(
     with pytest.raises(asyncio.CancelledError):
         await task
     assert (await client.complete(ask("fast"))).content == "done"
+
+
+# --------------------------------------------------------------------------- issue 12, defect 8
+
+
+async def test_a_hanging_endpoint_message_states_the_whole_wait(
+    fake_model: FakeModelServer,
+) -> None:
+    fake_model.set_script(script(reply("never", fault={"hang": True})))
+    client = client_for(fake_model, read_timeout=0.3, max_retries=2)
+    started = time.monotonic()
+    message = await failure(client, ask("go"))
+    elapsed = time.monotonic() - started
+    assert 0.9 <= elapsed < 10
+    assert "sent nothing for 0.3 s on each of 3 attempts" in message
+    assert "gave up after 1 s in all" in message or "gave up after 2 s in all" in message
+    assert "WAVE_MODEL_TIMEOUT" in message and "WAVE_MODEL_RETRIES" in message
+    assert len(fake_model.chat_bodies()) == 3
+
+
+async def test_a_json_body_instead_of_a_stream_says_so(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("whole answer", fault={"json_body": True})))
+    message = await failure(client_for(fake_model), ask("go"))
+    assert "answered with one JSON completion" in message
+    assert "ignores `stream: true`" in message
+    assert "finish_reason" not in message
+
+
+async def test_an_html_page_with_status_200_says_so(fake_model: FakeModelServer) -> None:
+    fake_model.set_script(script(reply("x", fault={"html_page": True})))
+    message = await failure(client_for(fake_model), ask("go"))
+    assert "answered with an HTML page titled 'Welcome to the Fake Portal'" in message
+    assert "/v1" in message
+    assert "finish_reason" not in message
+
+
+async def test_events_with_several_data_lines_are_decoded_by_the_sse_spec(
+    fake_model: FakeModelServer,
+) -> None:
+    fake_model.set_script(
+        script(reply("Spread over lines.", call("Read", {"file_path": "a"}), sse_multiline=True))
+    )
+    deltas: list[str] = []
+    response = await client_for(fake_model).complete(ask("go"), deltas.append)
+    assert response.content == "Spread over lines."
+    assert "".join(deltas) == "Spread over lines."
+    assert json.loads(response.tool_calls[0].arguments) == {"file_path": "a"}
+
+
+async def test_an_error_in_our_own_delta_callback_is_not_blamed_on_the_endpoint(
+    fake_model: FakeModelServer,
+) -> None:
+    fake_model.set_script(script(reply("Hello")))
+
+    def broken(_delta: str) -> None:
+        raise TypeError("a bug in the caller")
+
+    with pytest.raises(TypeError, match="a bug in the caller"):
+        await client_for(fake_model).complete(ask("go"), broken)

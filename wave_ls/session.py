@@ -24,6 +24,7 @@ from wave_ls.chat_input.mentions import (
     mention_reminder,
 )
 from wave_ls.runtime.allowances import RememberingAsker
+from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import (
     EventSink,
     Message,
@@ -192,7 +193,7 @@ class AgentSession:
         if self._closed:
             return
         if self._waking is None or self._waking.done():
-            self._waking = asyncio.get_running_loop().create_task(self._wake())
+            self._waking = run_task(self._wake(), f"wave-wake-{self.id}")
 
     async def _wake(self) -> None:
         await asyncio.sleep(0)  # a turn that is running takes the notices first
@@ -290,6 +291,7 @@ class AgentSession:
         text (an editor's unsaved buffer) instead of the file on disk.
         """
         out = [Message("user", text)]
+        text = out[0].content  # what can be encoded (``runtime.text``)
         files = find_file_mentions(text)
         file_reminder = (
             file_mention_reminder(files, self.cwd, supplied=supplied_files) if files else None

@@ -21,7 +21,9 @@ from wave_ls.server.protocol import wave_message_type, wave_result_type
 
 UPDATE = "wave/session/update"
 # The two client styles the suite runs against (esbonio-style capability matrix).
-CLIENTS = ("visual-studio-code", "neovim")
+# "minimal": a client that declares nothing (no window.workDoneProgress, no experimental),
+# as a bare LSP client (Emacs eglot) does: everything must still work, without $/progress.
+CLIENTS = ("visual-studio-code", "neovim", "minimal")
 
 
 class WaveClientProtocol(LanguageClientProtocol):
@@ -116,6 +118,9 @@ def server_env(home: Path, base_url: str | None = None, **extra: str) -> dict[st
 def capabilities(
     client_name: str = "visual-studio-code", *, permission: bool = False, editor_lsp: bool = False
 ) -> types.ClientCapabilities:
+    if client_name == "minimal":
+        assert not (permission or editor_lsp), "the minimal client declares no experimental"
+        return types.ClientCapabilities()
     caps = client_capabilities(client_name)
     wave = {"permissionRequest": permission, "editorLsp": editor_lsp}
     if any(wave.values()):

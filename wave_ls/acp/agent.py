@@ -43,6 +43,7 @@ from wave_ls.acp.outbox import Outbox
 from wave_ls.acp.permissions import AcpPermissionAsker
 from wave_ls.acp.prompt import prompt_message
 from wave_ls.acp.updates import SessionUpdates
+from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
 from wave_ls.runtime.settings import RuntimeSettings, model_client_for
 from wave_ls.runtime.transcript import valid_session_id
@@ -235,8 +236,10 @@ class WaveAgent:
 
         live = self._live(session_id, "session/prompt")
         message = prompt_message(prompt, live.session.cwd, live.commands.names)
-        turn = asyncio.get_running_loop().create_task(
-            live.session.send(message.text, supplied_files=message.supplied_files)
+        turn = run_task(  # awaited below, which handles its failure
+            live.session.send(message.text, supplied_files=message.supplied_files),
+            f"acp-prompt-{session_id}",
+            log_failure=False,
         )
         live.prompts.add(turn)
         try:

@@ -19,6 +19,7 @@ from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredComm
 
 from wave_ls.acp.outbox import Outbox
 from wave_ls.agents import AgentCatalog
+from wave_ls.runtime.background_work import run_task
 
 log = logging.getLogger(__name__)
 
@@ -75,9 +76,7 @@ class CommandsAnnouncer:
         self.sent = None
         self._kick.set()
         if self._watcher is None:
-            self._watcher = asyncio.get_running_loop().create_task(
-                self._watch(), name=f"acp-commands-{self.session_id}"
-            )
+            self._watcher = run_task(self._watch(), f"acp-commands-{self.session_id}")
 
     async def _watch(self) -> None:
         while True:

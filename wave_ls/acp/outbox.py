@@ -20,6 +20,8 @@ from typing import Any
 from acp.helpers import text_block
 from acp.schema import AgentMessageChunk, UserMessageChunk
 
+from wave_ls.runtime.background_work import run_task
+
 log = logging.getLogger(__name__)
 
 Send = Callable[[str, Any], Awaitable[None]]  # (session id, update) -> written
@@ -76,7 +78,7 @@ class Outbox:
         self._items.append(item)
         self._wake.set()
         if self._worker is None or self._worker.done():
-            self._worker = asyncio.get_running_loop().create_task(self._work(), name="acp-outbox")
+            self._worker = run_task(self._work(), "acp-outbox")
 
     async def _work(self) -> None:
         while True:

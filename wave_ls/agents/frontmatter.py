@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from strictyaml.ruamel.error import MarkedYAMLError, YAMLError
 from strictyaml.ruamel.loader import BaseLoader
@@ -20,6 +21,11 @@ from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from wave_ls.agents.definition import ProblemCode, Span
 
 DELIMITER = "---"
+# Keys and short values need little; a bigger frontmatter is a mistake (or an attack on the
+# YAML parser's time).
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_NESTING = 32
+_BRACKETS = re.compile(r"[\[\]{}]")
 HOW_TO_START = (
     "an agent file starts with a '---' line, then 'name:' and 'description:' lines, "
     "then '---' and the system prompt"
@@ -86,11 +92,24 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
     key that is not text, and duplicate keys.
     """
     first = front.first_line  # YAML marks are 0-based in the YAML text
+    if len(front.yaml_text) > MAX_FRONTMATTER_CHARS:
+        raise FrontmatterError(
+            front.open_line,
+            f"the frontmatter is {len(front.yaml_text):,} characters long; it may have at "
+            f"most {MAX_FRONTMATTER_CHARS:,} (put long text in the body, after the '---')",
+        )
     try:
-        root = compose(front.yaml_text, Loader=BaseLoader)
+        _check_flow_depth(front.yaml_text)
+        root = compose(front.yaml_text, Loader=_NestingCappedLoader)
     except YAMLError as error:
         line, message, code = explain_yaml_error(error, front.yaml_text.split("\n"))
         raise FrontmatterError(None if line is None else line + first, message, code) from None
+    except _TooDeep as error:
+        raise FrontmatterError(
+            error.line + first,
+            f"the frontmatter nests lists or mappings more than {MAX_NESTING} levels deep; "
+            "agent files need only 'key: value' lines and simple lists",
+        ) from None
     if root is None:
         return []
     if not isinstance(root, MappingNode):
@@ -113,6 +132,40 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
         seen[key] = line
         entries.append(Entry(key, line, value_node, key_node))
     return entries
+
+
+class _TooDeep(Exception):
+    def __init__(self, line: int) -> None:
+        self.line = line  # 0-based in the YAML text
+
+
+def _check_flow_depth(text: str) -> None:
+    """``_TooDeep`` for brackets nested deeper than ``MAX_NESTING`` (counted everywhere, in
+    quotes too: no real frontmatter comes close). The scanner reads a whole flow collection
+    before the composer sees its first node, and its cost grows with the square of the
+    depth, so this is checked first."""
+    depth = 0
+    for bracket in _BRACKETS.finditer(text):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > MAX_NESTING:
+            raise _TooDeep(text.count("\n", 0, bracket.start()))
+
+
+class _NestingCappedLoader(BaseLoader):
+    """The base loader, refusing nesting deeper than ``MAX_NESTING``: composing recurses
+    once per level and its cost grows faster than the depth (1,000 levels: RecursionError
+    after 2 s). The parser runs lazily, so nothing past the limit is even scanned."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise _TooDeep(self.peek_event().start_mark.line)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 _KEY_LINE = re.compile(r"^(\s*)([^\s#:][^:]*?):(\s|$)")

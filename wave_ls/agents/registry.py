@@ -9,9 +9,11 @@ and is compared by content until it settles (the same trick git uses for its ind
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Mapping
@@ -34,6 +36,8 @@ RACY_WINDOW_NS = 2_000_000_000  # covers the coarsest common mtime granularity (
 # request was most of its latency).
 RECHECK_FILES_NS = 1_000_000_000
 _NAME_KEY = re.compile(r"^name\s*:", re.MULTILINE)
+# An agent file is a prompt: a larger one is a mistake, and is not read at all.
+MAX_FILE_BYTES = 1024 * 1024
 
 Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode)
 
@@ -147,22 +151,27 @@ class AgentRegistry:
         for name, path in listing:
             try:
                 st = path.stat()
-            except OSError:
+            except OSError as error:
+                stamp_or_gone = _link_stamp(path)
                 changed = True
-                continue  # deleted between listing and stat
+                if stamp_or_gone is None:
+                    continue  # deleted between listing and stat
+                unreadable = Problem(str(path), None, f"cannot read the file: {_reason(error)}")
+                files[name] = _CachedFile(stamp_or_gone, b"", False, _failed(path, unreadable))
+                continue
             stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
             racy = st.st_mtime_ns >= now - RACY_WINDOW_NS
             entry = old.files.get(name)
             if entry is not None and entry.stamp == stamp and not entry.racy:
                 files[name] = entry
                 continue
-            data, read_problem = _read(path)
+            data, read_problem = _read(path, st)
             digest = hashlib.blake2b(data, digest_size=16).digest()
             if entry is not None and entry.digest == digest and read_problem is None:
                 files[name] = _CachedFile(stamp, digest, racy, entry.parsed)
                 continue
             parsed = (
-                ParsedFile(path, None, (read_problem,))
+                _failed(path, read_problem)
                 if read_problem is not None
                 else self._parse(agent_dir, path, data)
             )
@@ -199,13 +208,17 @@ def _dir_stamp(directory: Path) -> tuple[int, int] | None:
 
 
 def _list_md(directory: Path) -> tuple[list[tuple[str, Path]], Problem | None]:
-    """``*.md`` files of a directory (not hidden ones), sorted by name; none if absent."""
+    """``*.md`` entries of a directory (not hidden ones), sorted by name; none if absent.
+
+    Every such entry is listed, whatever it is: one that is not a readable regular file
+    becomes a problem of its own when it is read, never a reason to drop the directory.
+    """
     try:
         with os.scandir(directory) as entries:
             found = [
                 (e.name, Path(e.path))
                 for e in entries
-                if e.name.endswith(".md") and not e.name.startswith(".") and e.is_file()
+                if e.name.endswith(".md") and not e.name.startswith(".")
             ]
     except (FileNotFoundError, NotADirectoryError):
         return [], None
@@ -215,8 +228,66 @@ def _list_md(directory: Path) -> tuple[list[tuple[str, Path]], Problem | None]:
     return sorted(found), None
 
 
-def _read(path: Path) -> tuple[bytes, Problem | None]:
+def _read(path: Path, st: os.stat_result) -> tuple[bytes, Problem | None]:
+    """The bytes of a regular file of at most ``MAX_FILE_BYTES``, or the problem.
+
+    Nothing but a regular file is opened (a FIFO would block, a device never end), and the
+    size is checked before reading and again while reading (the file may grow).
+    """
+    kind = _KINDS.get(stat.S_IFMT(st.st_mode))
+    if kind is not None:
+        message = f"this is {kind}, not a file; an agent file is a Markdown file"
+        return b"", Problem(str(path), None, message)
+    if st.st_size > MAX_FILE_BYTES:
+        return b"", _too_big(path, st.st_size)
     try:
-        return path.read_bytes(), None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # replaced meanwhile
+                return b"", Problem(str(path), None, "this is not a regular file")
+            data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as error:
-        return b"", Problem(str(path), None, f"cannot read the file: {error.strerror or error}")
+        return b"", Problem(str(path), None, f"cannot read the file: {_reason(error)}")
+    if len(data) > MAX_FILE_BYTES:
+        return b"", _too_big(path, len(data))
+    return data, None
+
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a named pipe (FIFO)",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def _too_big(path: Path, size: int) -> Problem:
+    return Problem(
+        str(path),
+        None,
+        f"the file is {size:,} bytes; an agent file may have at most {MAX_FILE_BYTES:,} "
+        "(it was not read)",
+    )
+
+
+def _failed(path: Path, problem: Problem) -> ParsedFile:
+    return ParsedFile(path, None, (problem,))
+
+
+def _link_stamp(path: Path) -> Stamp | None:
+    """The stamp of the directory entry itself (a symbolic link that leads nowhere), or
+    None when the entry is gone."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino)
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ELOOP:
+        return "a loop of symbolic links"
+    if isinstance(error, FileNotFoundError):
+        return "a symbolic link to a file that does not exist"
+    return error.strerror or str(error)

@@ -4,6 +4,10 @@ The cursor arrives from editor clients as an offset in the position encoding neg
 ``initialize``, like every LSP position: UTF-16 code units (VS Code, JavaScript; the
 default), UTF-8 bytes (Neovim 0.11+) or UTF-32 code points (a Python string index). The
 three differ as soon as the text before the cursor is not ASCII.
+
+Conversions run at C speed (an encode and a byte count), never a Python loop over the
+text, and the `@` word is looked for only in the `MAX_QUERY_CHARS` + 1 characters before
+the cursor: a completion costs the same for any text.
 """
 
 from __future__ import annotations
@@ -13,6 +17,15 @@ from typing import Literal
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 ENCODINGS: tuple[Encoding, ...] = ("utf-8", "utf-16", "utf-32")
+
+# A longer `@` word is no query: no path or name is that long, and matching it would cost
+# time in proportion to its length (a 300,000-character word once took 36 s).
+MAX_QUERY_CHARS = 256
+
+# Bytes to delete so that only the counted ones are left: UTF-8 continuation bytes, and the
+# high byte of a UTF-16-LE high surrogate.
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b <= 0xBF)
+_NOT_HIGH_SURROGATE = bytes(b for b in range(256) if not 0xD8 <= b <= 0xDB)
 
 
 @dataclass(frozen=True)
@@ -25,69 +38,120 @@ class AtWord:
     query: str
 
 
-def _units(char: str, encoding: Encoding) -> int:
-    if encoding == "utf-32":
-        return 1
-    code = ord(char)
-    if encoding == "utf-16":
-        return 2 if code > 0xFFFF else 1
-    return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+class CursorOutsideText(ValueError):
+    """The cursor is not an offset into the text."""
+
+
+class _Offsets:
+    """One text's offsets in one encoding (lone surrogates count as the code points they
+    are: three UTF-8 bytes, one UTF-16 unit)."""
+
+    def __init__(self, text: str, encoding: Encoding) -> None:
+        self.encoding = encoding
+        self.chars = len(text)
+        self.same = encoding == "utf-32" or text.isascii()  # isascii is O(1) in CPython
+        self.data = b"" if self.same else _encode(text, encoding)
+        self.length = len(text) if self.same else _units_in(self.data, encoding)
+        self.same = self.same or self.length == len(text)  # UTF-16 of BMP-only text
+
+    def index(self, offset: int) -> tuple[int, int]:
+        """The index at ``offset`` (clamped to the text) and the offset itself, both moved
+        back to the start of a character the offset falls inside."""
+        offset = min(max(offset, 0), self.length)
+        if self.same or not offset:
+            return offset, offset
+        data = self.data
+        extra = self.length - self.chars  # units beyond one per character, in all
+        # The extra units on the shorter side of the offset are counted (a byte count at C
+        # speed): a cursor at the end of a long text costs nothing.
+        if self.encoding == "utf-8":
+            while offset < len(data) and 0x80 <= data[offset] <= 0xBF:
+                offset -= 1
+            if offset * 2 <= len(data):
+                before = len(data[:offset].translate(None, _NOT_CONTINUATION))
+            else:
+                before = extra - len(data[offset:].translate(None, _NOT_CONTINUATION))
+            return offset - before, offset
+        # UTF-16: each pair is two units but one character. A pair the offset splits counts
+        # as before it, which moves the index back to that character's start.
+        split = 0xD8 <= data[2 * offset - 1] <= 0xDB
+        if offset * 2 <= self.length:
+            highs = len(data[1 : 2 * offset : 2].translate(None, _NOT_HIGH_SURROGATE))
+        else:
+            highs = extra - len(data[2 * offset + 1 :: 2].translate(None, _NOT_HIGH_SURROGATE))
+        return offset - highs, offset - 1 if split else offset
+
+
+def _encode(text: str, encoding: Encoding) -> bytes:
+    # A lone surrogate is one code point: 3 bytes in UTF-8 ("surrogatepass"), one unit in
+    # UTF-16, where it must not pair up with a neighbour ("replace" makes it a "?").
+    if encoding == "utf-8":
+        return text.encode("utf-8", "surrogatepass")
+    return text.encode("utf-16-le", "replace")
+
+
+def _units_in(data: bytes, encoding: Encoding) -> int:
+    return len(data) if encoding == "utf-8" else len(data) // 2
 
 
 def offset_to_index(text: str, offset: int, encoding: Encoding = "utf-16") -> int:
     """The Python index of an offset into `text`, clamped to the text; an offset inside a
     character (a surrogate pair, a multi-byte sequence) rounds down to its start."""
-    if offset <= 0:
-        return 0
-    if encoding == "utf-32" or text.isascii():
-        return min(offset, len(text))
-    units = 0
-    for index, char in enumerate(text):
-        units += _units(char, encoding)
-        if units > offset:
-            return index
-    return len(text)
+    return _Offsets(text, encoding).index(offset)[0]
 
 
 def index_to_offset(text: str, index: int, encoding: Encoding = "utf-16") -> int:
     """The offset, in `encoding` units, of the Python index `index` into `text`."""
     prefix = text[: max(0, index)]
-    if encoding == "utf-32" or prefix.isascii():
-        return len(prefix)
-    return sum(_units(char, encoding) for char in prefix)
+    return length(prefix, encoding)
 
 
 def length(text: str, encoding: Encoding = "utf-16") -> int:
     """The length of `text` in `encoding` units (the largest valid cursor)."""
-    return index_to_offset(text, len(text), encoding)
+    if encoding == "utf-32" or text.isascii():
+        return len(text)
+    return _units_in(_encode(text, encoding), encoding)
 
 
-def at_word(text: str, cursor: int | None = None, encoding: Encoding = "utf-16") -> AtWord | None:
+def at_word(
+    text: str, cursor: int | None = None, encoding: Encoding = "utf-16", *, strict: bool = False
+) -> AtWord | None:
     """The `@` word before the cursor, or None when the cursor is not in one.
 
     The word runs from the last whitespace before the cursor (or the start of the text) to
-    the cursor, and must start with `@`. `cursor` defaults to the end of the text. The word's
-    start and end are returned in the cursor's encoding, ready to be the range a completion
-    item replaces.
+    the cursor, must start with `@` and hold at most `MAX_QUERY_CHARS` characters after it.
+    `cursor` defaults to the end of the text; one outside the text is clamped to it
+    (`CursorOutsideText` with `strict`). The word's start and end are returned in the
+    cursor's encoding, ready to be the range a completion item replaces.
     """
-    index = len(text) if cursor is None else offset_to_index(text, cursor, encoding)
+    offsets = _Offsets(text, encoding)
+    if cursor is not None and strict and not 0 <= cursor <= offsets.length:
+        raise CursorOutsideText(
+            f"cursor {cursor} is outside the text (0-{offsets.length} in {encoding})"
+        )
+    index, end = (len(text), offsets.length) if cursor is None else offsets.index(cursor)
+    lowest = max(0, index - MAX_QUERY_CHARS - 1)  # where the longest word would start
     start = index
-    while start > 0 and not text[start - 1].isspace():
+    while start > lowest and not text[start - 1].isspace():
         start -= 1
+    if start == lowest and lowest > 0 and not text[start - 1].isspace():
+        return None  # a word longer than any query
     if text[start:index][:1] != "@":
         return None
     return AtWord(
-        start=index_to_offset(text, start, encoding),
-        end=index_to_offset(text, index, encoding),
+        start=end - length(text[start:index], encoding),
+        end=end,
         query=text[start + 1 : index],
     )
 
 
-def at_query(text: str, cursor: int | None = None, encoding: Encoding = "utf-16") -> str | None:
+def at_query(
+    text: str, cursor: int | None = None, encoding: Encoding = "utf-16", *, strict: bool = False
+) -> str | None:
     """The text after `@` in the word before the cursor (maybe ""), or None.
 
     A leading `agent:` or `file:` is kept: `completion.complete` reads it as "only that
     group".
     """
-    word = at_word(text, cursor, encoding)
+    word = at_word(text, cursor, encoding, strict=strict)
     return None if word is None else word.query

@@ -36,12 +36,13 @@ def run(args: argparse.Namespace) -> int:
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
     from wave_ls.runtime.loop import TurnResult, last_assistant_text
-    from wave_ls.runtime.model_client import OpenAIModelClient
-    from wave_ls.runtime.settings import RuntimeSettings
+    from wave_ls.runtime.settings import RuntimeSettings, model_client_for
     from wave_ls.session import AgentSession
     from wave_ls.worktrees.isolation import IsolationError
 
     settings = RuntimeSettings.from_env().override(model=args.model)
+    for warning in settings.problems:
+        print(f"wave-ls run: {warning}", file=sys.stderr)
     problem = settings.problem()
     if problem:
         print(f"wave-ls run: {problem}", file=sys.stderr)
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         cwd=cwd,
         home=home,
         model=settings.model or "",
-        client=OpenAIModelClient(settings.base_url, settings.api_key),
+        client=model_client_for(settings),
         permission_mode=args.permission_mode,
         sink=progress,
         asker=TerminalAsker(),

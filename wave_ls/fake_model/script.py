@@ -32,6 +32,7 @@ _STEP_KEYS = {
     "chunk_size",
     "fault",
     "echo",
+    "sse_multiline",
 }
 _CALL_KEYS = {"name", "arguments", "id"}
 # Fault kinds besides a status code; each takes a number of data events sent before it hits.
@@ -42,7 +43,9 @@ STREAM_FAULTS = (
     "end_after_chunks",
     "hang_after_chunks",
 )
-_FAULT_KEYS = {"status", "body", "headers", "times", "hang", *STREAM_FAULTS}
+# Answers with status 200 that are no event stream (for a request with ``stream: true``).
+BODY_FAULTS = ("json_body", "html_page")
+_FAULT_KEYS = {"status", "body", "headers", "times", "hang", *STREAM_FAULTS, *BODY_FAULTS}
 
 
 class ScriptError(ValueError):
@@ -58,6 +61,8 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     times: int | None = None
     hang: bool = False
+    json_body: bool = False
+    html_page: bool = False
     error_after_chunks: int | None = None
     malformed_after_chunks: int | None = None
     drop_after_chunks: int | None = None
@@ -90,6 +95,7 @@ class Step:
     chunk_size: int = 8
     fault: Fault | None = None
     echo: bool = False
+    sse_multiline: bool = False  # each event's JSON spread over several ``data:`` lines
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,7 @@ def _parse_step(data: Any, where: str) -> Step:
         chunk_size=chunk_size,
         fault=_parse_fault(obj["fault"], f"{where}.fault") if "fault" in obj else None,
         echo=_bool(obj, "echo", where),
+        sse_multiline=_bool(obj, "sse_multiline", where),
     )
 
 
@@ -218,12 +225,13 @@ def _parse_fault(data: Any, where: str) -> Fault:
     obj = _mapping(data, where, _FAULT_KEYS)
     kinds = [
         k
-        for k in ("status", "hang", *STREAM_FAULTS)
+        for k in ("status", "hang", *BODY_FAULTS, *STREAM_FAULTS)
         if obj.get(k) is not None and obj.get(k) is not False
     ]
     if len(kinds) != 1:
         raise ScriptError(
-            f"{where}: expected exactly one of status, hang, {', '.join(STREAM_FAULTS)}"
+            f"{where}: expected exactly one of status, hang, "
+            f"{', '.join((*BODY_FAULTS, *STREAM_FAULTS))}"
         )
     counts: dict[str, int | None] = {}
     for key in ("status", "times", *STREAM_FAULTS):
@@ -240,6 +248,8 @@ def _parse_fault(data: Any, where: str) -> Fault:
         headers={str(k): str(v) for k, v in headers.items()},
         times=counts["times"],
         hang=_bool(obj, "hang", where),
+        json_body=_bool(obj, "json_body", where),
+        html_page=_bool(obj, "html_page", where),
         error_after_chunks=counts["error_after_chunks"],
         malformed_after_chunks=counts["malformed_after_chunks"],
         drop_after_chunks=counts["drop_after_chunks"],

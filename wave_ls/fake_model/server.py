@@ -209,6 +209,10 @@ class _Handler(BaseHTTPRequestHandler):
             self._status_fault(fault)
         elif fault is not None and fault.hang:
             self._hang()
+        elif fault is not None and fault.json_body:  # as if ``stream`` were not set
+            self._complete(build_reply(step, body), None, model)
+        elif fault is not None and fault.html_page:
+            self._send_raw(200, HTML_PAGE, "text/html; charset=utf-8")
         elif body.get("stream"):
             options = body.get("stream_options") or {}
             include_usage = bool(options.get("include_usage"))
@@ -250,7 +254,10 @@ class _Handler(BaseHTTPRequestHandler):
                 if index and pause and self.server.stopping.wait(pause):
                     self.close_connection = True
                     return
-                self._send_event(json.dumps(chunk.data))
+                if step.sse_multiline:  # one event, several data lines (the SSE spec)
+                    self._send_event(json.dumps(chunk.data, indent=1))
+                else:
+                    self._send_event(json.dumps(chunk.data))
             if stream_fault is None:
                 self._send_event("[DONE]")
                 self._end_body()
@@ -359,7 +366,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
     def _send_event(self, data: str) -> None:
-        payload = f"data: {data}\n\n".encode()
+        lines = "".join(f"data: {line}\n" for line in data.split("\n"))
+        payload = f"{lines}\n".encode()
         self.wfile.write(b"%x\r\n%s\r\n" % (len(payload), payload))
 
     def _end_body(self) -> None:
@@ -367,6 +375,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 _INVALID = object()
+HTML_PAGE = (
+    b"<!DOCTYPE html>\n<html><head><title>Welcome to the Fake Portal</title></head>"
+    b"<body><h1>Sign in</h1></body></html>\n"
+)
 
 
 def _pause(step: Step, script: Script, chars: int) -> float:

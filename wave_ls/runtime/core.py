@@ -14,10 +14,13 @@ conversation is exactly what the model sees, and a transcript line is one messag
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
+
+from wave_ls.runtime.text import readable, readable_json_text, unescape_path
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -29,6 +32,9 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+
+    def __post_init__(self) -> None:
+        self.arguments = readable_json_text(self.arguments)
 
     def to_openai(self) -> dict[str, Any]:
         return {
@@ -63,6 +69,8 @@ class Message:
 
     ``meta`` carries what the client needs but the model does not see as a field of its own
     (``{"reminder": True}`` for injected reminders, ``{"isMeta": True}`` for memory, ...).
+    Its text is made ``readable`` when it is created: a message can always be written,
+    sent to the model and shown (``wave_ls.runtime.text``).
     """
 
     role: Role
@@ -71,6 +79,9 @@ class Message:
     tool_call_id: str | None = None
     name: str | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.content = readable(self.content)
 
     def to_openai(self) -> dict[str, Any]:
         out: dict[str, Any] = {"role": self.role, "content": self.content}
@@ -305,7 +316,20 @@ class ToolContext:
     report: Callable[..., None] = lambda _text, _details=None: None
 
     def resolve(self, path: str) -> Path:
-        """An absolute path, or one relative to the agent's working directory."""
+        """An absolute path, or one relative to the agent's working directory.
+
+        A name that tools showed with ``\\xNN`` escapes (not UTF-8 on disk) resolves to
+        the real file when no file has the escaped name itself.
+        """
+        candidate = self._absolute(path)
+        real = unescape_path(path)
+        if real is not None and not os.path.lexists(candidate):
+            unescaped = self._absolute(real)
+            if os.path.lexists(unescaped):
+                return unescaped
+        return candidate
+
+    def _absolute(self, path: str) -> Path:
         candidate = Path(path).expanduser()
         return candidate if candidate.is_absolute() else (self.cwd / candidate)
 

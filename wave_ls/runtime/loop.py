@@ -8,6 +8,7 @@ hands every appended message to ``on_append`` (how transcripts are written).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -114,6 +115,7 @@ class Conversation:
         self._streamed: list[str] = []
         self._pending: dict[str, Any] = {}
         self._in_turn = False
+        self._reminder: str | None = None  # this turn's memory reminder (read once per turn)
 
     # ------------------------------------------------------------------ public
 
@@ -165,6 +167,9 @@ class Conversation:
         calls = 0
         last_text = ""
         try:
+            # Memory files are read once per turn, in a worker thread: every round of the
+            # turn sends the same reminder, and no round waits on the disk.
+            self._reminder = await asyncio.to_thread(self.config.context_reminder)
             for _round in range(self.config.max_rounds):
                 for message in self.config.inbox():
                     self.append(message)
@@ -182,6 +187,12 @@ class Conversation:
             return self._end(TurnResult("failed", last_text, turn_usage, error, answers, calls))
         except ModelError as exc:
             return self._end(TurnResult("failed", last_text, turn_usage, str(exc), answers, calls))
+        except Exception as exc:  # a bug of ours: this turn fails, the session goes on
+            log.exception("the turn failed")
+            with contextlib.suppress(Exception):  # what failed may fail again here
+                self._close_open_tool_calls()
+            error = f"internal error: {type(exc).__name__}: {exc}"
+            return self._end(TurnResult("failed", last_text, turn_usage, error, answers, calls))
         except asyncio.CancelledError:
             self._close_open_tool_calls()
             self._end(TurnResult("cancelled", last_text, turn_usage, "cancelled", answers, calls))
@@ -190,7 +201,7 @@ class Conversation:
     def request_messages(self) -> list[dict[str, Any]]:
         """The messages exactly as the next model round will receive them."""
         out: list[dict[str, Any]] = [{"role": "system", "content": self.config.system_prompt}]
-        reminder = self.config.context_reminder()
+        reminder = self._reminder if self._in_turn else self.config.context_reminder()
         if reminder:
             out.append({"role": "user", "content": reminder})
         out.extend(message.to_openai() for message in self.messages)

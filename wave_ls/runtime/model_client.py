@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Mapping
@@ -17,6 +19,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
+from wave_ls.runtime.settings import DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT
+from wave_ls.runtime.sse import SseDecoder
+from wave_ls.runtime.text import encodable
 
 if TYPE_CHECKING:
     import openai
@@ -25,6 +30,7 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
 CONNECT_TIMEOUT = 5.0
+DEFAULT_DEADLINE = 600.0
 
 _SDK_CLIENTS: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, dict[tuple[str, str, float, int], openai.AsyncOpenAI]
@@ -45,8 +51,10 @@ def endpoint_from_env(
 class OpenAIModelClient:
     """A ``ModelClient`` for any OpenAI-compatible Chat Completions endpoint.
 
-    ``read_timeout`` bounds each wait for the next bytes; ``deadline`` bounds the whole round,
-    retries included; ``max_retries`` is the SDK's retry budget (429, 5xx, connection errors).
+    ``read_timeout`` bounds each wait for the next bytes (``WAVE_MODEL_TIMEOUT``);
+    ``max_retries`` is the SDK's retry budget for 408/409/429/5xx, connection errors and
+    read timeouts before the first byte (``WAVE_MODEL_RETRIES``); ``deadline`` bounds the
+    whole round, retries included (by default 600 s, or every attempt's timeout if longer).
     """
 
     def __init__(
@@ -54,15 +62,16 @@ class OpenAIModelClient:
         base_url: str | None,
         api_key: str | None,
         *,
-        read_timeout: float = 120,
-        deadline: float = 600,
-        max_retries: int = 2,
+        read_timeout: float = DEFAULT_MODEL_TIMEOUT,
+        deadline: float | None = None,
+        max_retries: int = DEFAULT_MODEL_RETRIES,
     ) -> None:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
         self.read_timeout = read_timeout
-        self.deadline = deadline
         self.max_retries = max_retries
+        every_attempt = read_timeout * (max_retries + 1) + CONNECT_TIMEOUT
+        self.deadline = max(DEFAULT_DEADLINE, every_attempt) if deadline is None else deadline
 
     async def complete(
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
@@ -71,19 +80,21 @@ class OpenAIModelClient:
         import openai
 
         where = _Where(self.base_url, request.model)
+        started = time.monotonic()
         scope = asyncio.timeout(self.deadline)
         try:
             async with scope:
-                return await self._round(request, on_delta, where)
+                return await self._round(request, on_delta, where, started)
         except TimeoutError as error:
             if scope.expired():
                 raise ModelError(
                     f"The model round at {where} did not finish within {self.deadline:g} s; "
-                    "gave up. Try again, or raise the deadline for slow models."
+                    "gave up. Try again, or raise WAVE_MODEL_TIMEOUT (modelTimeout) for slow "
+                    "models."
                 ) from error
-            raise ModelError(self._read_timeout_message(where)) from error
+            raise ModelError(self._silence_message(where, started, mid_stream=False)) from error
         except openai.APITimeoutError as error:
-            raise ModelError(self._read_timeout_message(where)) from error
+            raise ModelError(self._silence_message(where, started, mid_stream=False)) from error
         except openai.APIConnectionError as error:
             raise ModelError(
                 f"Cannot connect to the model endpoint {where}: {_root_cause(error)}. "
@@ -97,16 +108,21 @@ class OpenAIModelClient:
     # ------------------------------------------------------------------ internals
 
     async def _round(
-        self, request: ModelRequest, on_delta: Callable[[str], None] | None, where: _Where
+        self,
+        request: ModelRequest,
+        on_delta: Callable[[str], None] | None,
+        where: _Where,
+        started: float,
     ) -> ModelResponse:
 
         # The body goes through ``extra_body`` verbatim: the SDK's own transform of
         # ``messages``/``tools`` costs ~9 ms of CPU per round, growing with the history (it
         # walked a 100-message request for ~35 ms), and our messages are already plain JSON.
         # ``params`` travel the same way, so any server-specific parameter gets through.
-        body: dict[str, Any] = {"messages": request.messages, **request.params}
+        # ``encodable``: text that UTF-8 cannot hold (lone surrogates) is escaped.
+        body: dict[str, Any] = encodable({"messages": request.messages, **request.params})
         if request.tools:
-            body["tools"] = request.tools
+            body["tools"] = encodable(request.tools)
         # The raw SSE lines are parsed here: building the SDK's pydantic chunk objects was a
         # third of the server's CPU per round with several subagents streaming at once.
         create = self._client().chat.completions.with_streaming_response.create
@@ -118,34 +134,32 @@ class OpenAIModelClient:
             stream_options={"include_usage": True},
             extra_body=body,
         ) as response:  # closes the HTTP response on errors and cancellation
-            try:
-                async for line in response.iter_lines():
-                    data = sse_data(line)
-                    if data is None:
-                        continue
-                    if data == "[DONE]":
-                        break
-                    chunk = json.loads(data)
-                    if isinstance(chunk, dict) and chunk.get("error") is not None:
-                        raise ModelError(
-                            f"The model endpoint {where} reported an error mid-stream: "
-                            f"{_chunk_error(chunk['error'])}. Try again; if it keeps failing, "
-                            "check the endpoint's logs or status page."
-                        )
-                    assembly.add(chunk, on_delta)
-            except httpx_timeout_errors() as error:
-                raise ModelError(self._read_timeout_message(where)) from error
-            except httpx_transport_errors() as error:
-                raise ModelError(
-                    f"The connection to the model endpoint {where} was lost mid-stream: "
-                    f"{_root_cause(error)}. Try again."
-                ) from error
-            except (json.JSONDecodeError, AttributeError, TypeError) as error:
-                raise ModelError(
-                    f"The model endpoint {where} sent a malformed stream chunk ({error}). "
-                    "Check that OPENAI_BASE_URL is an OpenAI-compatible Chat Completions "
-                    "endpoint."
-                ) from error
+            content_type = response.headers.get("content-type", "")
+            if not content_type.startswith("text/event-stream"):
+                raise ModelError(await _not_a_stream(response, content_type, where))
+            decoder = SseDecoder()
+            lines = response.iter_lines().__aiter__()
+            while True:
+                try:
+                    line = await lines.__anext__()
+                except StopAsyncIteration:
+                    break
+                except httpx_timeout_errors() as error:
+                    message = self._silence_message(where, started, mid_stream=True)
+                    raise ModelError(message) from error
+                except httpx_transport_errors() as error:
+                    raise ModelError(
+                        f"The connection to the model endpoint {where} was lost mid-stream: "
+                        f"{_root_cause(error)}. Try again."
+                    ) from error
+                data = decoder.feed(line)
+                if data is None:
+                    continue
+                if data == "[DONE]":
+                    break
+                text = assembly.add(parse_chunk(data, where), where)
+                if text and on_delta is not None:
+                    on_delta(text)  # our own code: its errors are not the endpoint's
         if assembly.finish_reason is None:
             raise ModelError(
                 f"The stream from the model endpoint {where} ended early: no finish_reason "
@@ -172,10 +186,21 @@ class OpenAIModelClient:
             )
         return clients[key]
 
-    def _read_timeout_message(self, where: _Where) -> str:
+    def _silence_message(self, where: _Where, started: float, *, mid_stream: bool) -> str:
+        """What a read timeout means, with the whole time waited."""
+        waited = _duration(time.monotonic() - started)
+        if mid_stream:
+            what = f"sent nothing for {self.read_timeout:g} s mid-stream"
+        elif self.max_retries:
+            attempts = self.max_retries + 1
+            what = f"sent nothing for {self.read_timeout:g} s on each of {attempts} attempts"
+        else:
+            what = f"sent nothing for {self.read_timeout:g} s"
         return (
-            f"The model endpoint {where} sent nothing for {self.read_timeout:g} s; gave up. "
-            "Check that the server is up and not overloaded, or raise the read timeout."
+            f"The model endpoint {where} {what}; gave up after {waited} in all. Check that "
+            "the server is up and not overloaded; the wait is set by WAVE_MODEL_TIMEOUT "
+            "(seconds per attempt) and WAVE_MODEL_RETRIES (or the modelTimeout and "
+            "modelRetries initialization options)."
         )
 
     def _status_message(self, error: openai.APIStatusError, where: _Where) -> str:
@@ -242,8 +267,17 @@ class _Assembly:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
 
-    def add(self, chunk: dict[str, Any], on_delta: Callable[[str], None] | None) -> None:
-        """Take in one parsed ``chat.completion.chunk``."""
+    def add(self, chunk: Any, where: _Where) -> str:
+        """Take in one parsed ``chat.completion.chunk``; the text it adds."""
+        try:
+            return self._add(chunk)
+        except (AttributeError, TypeError, ValueError) as error:
+            raise ModelError(
+                _malformed(where, f"a chunk of an unexpected shape: {error}")
+            ) from None
+
+    def _add(self, chunk: dict[str, Any]) -> str:
+        text = ""
         usage = chunk.get("usage")
         if usage:
             prompt, completion = (
@@ -257,9 +291,8 @@ class _Assembly:
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if content:
-                self.text.append(content)
-                if on_delta is not None:
-                    on_delta(content)
+                self.text.append(str(content))
+                text += str(content)
             for call_delta in delta.get("tool_calls") or []:
                 call = self.calls.setdefault(call_delta.get("index", 0), _PartialCall())
                 if call_delta.get("id"):
@@ -271,6 +304,7 @@ class _Assembly:
                     call.arguments.append(function["arguments"])
             if choice.get("finish_reason") is not None:
                 self.finish_reason = choice["finish_reason"]
+        return text
 
     def response(self) -> ModelResponse:
         calls = [
@@ -289,11 +323,70 @@ class _Assembly:
         )
 
 
-def sse_data(line: str) -> str | None:
-    """The payload of an SSE ``data:`` line; None for comments, events and blank lines."""
-    if not line.startswith("data:"):
-        return None
-    return line[5:].strip()
+def parse_chunk(data: str, where: _Where) -> Any:
+    """One event's JSON; a ``ModelError`` for invalid JSON or an error the endpoint sent."""
+    try:
+        chunk = json.loads(data)
+    except ValueError as error:
+        raise ModelError(_malformed(where, f"invalid JSON ({error})")) from None
+    if isinstance(chunk, dict) and chunk.get("error") is not None:
+        raise ModelError(
+            f"The model endpoint {where} reported an error mid-stream: "
+            f"{_chunk_error(chunk['error'])}. Try again; if it keeps failing, check the "
+            "endpoint's logs or status page."
+        )
+    if not isinstance(chunk, dict):
+        raise ModelError(_malformed(where, f"a chunk that is not an object: {data[:80]!r}"))
+    return chunk
+
+
+def _malformed(where: _Where, what: str) -> str:
+    return (
+        f"The model endpoint {where} sent a malformed stream chunk ({what}). Check that "
+        "OPENAI_BASE_URL is an OpenAI-compatible Chat Completions endpoint."
+    )
+
+
+async def _not_a_stream(response: Any, content_type: str, where: _Where) -> str:
+    """What an answer with status 200 that is no event stream is, in plain words."""
+    body = b""
+    async for piece in response.iter_bytes():
+        body += piece
+        if len(body) >= 4096:
+            break
+    text = body.decode("utf-8", "replace").strip()
+    kind = content_type.split(";")[0].strip() or "no Content-Type"
+    if "html" in kind or text[:100].lower().startswith(("<!doctype html", "<html")):
+        title = re.search(r"<title[^>]*>(.*?)</title>", text, re.I | re.S)
+        named = f" titled {title.group(1).strip()[:80]!r}" if title else ""
+        return (
+            f"The model endpoint {where} answered with an HTML page{named} (HTTP 200, {kind}), "
+            "not a Chat Completions stream. OPENAI_BASE_URL probably points at a web page or "
+            "a login portal, not the API; it usually ends in /v1."
+        )
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and "choices" in data:
+        return (
+            f"The model endpoint {where} answered with one JSON completion (HTTP 200, {kind}) "
+            "instead of a stream: it ignores `stream: true`. wave-ls needs streamed Chat "
+            "Completions (server-sent events); enable streaming on the server or any proxy "
+            "in between."
+        )
+    shown = text[:200] + ("..." if len(text) > 200 else "")
+    return (
+        f"The model endpoint {where} answered with {kind} (HTTP 200) instead of a Chat "
+        f"Completions stream (text/event-stream): {shown!r}. Check OPENAI_BASE_URL."
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest} s" if rest else f"{minutes} min"
 
 
 def _chunk_error(error: Any) -> str:
@@ -302,24 +395,16 @@ def _chunk_error(error: Any) -> str:
     return str(error)
 
 
-def _httpx() -> Any:
-    """The HTTP library under the SDK: ``httpx2`` for openai 3, ``httpx`` before."""
-    try:
-        import httpx2
-
-        return httpx2
-    except ImportError:  # an older openai SDK
-        import httpx
-
-        return httpx
-
-
 def httpx_timeout_errors() -> tuple[type[BaseException], ...]:
-    return (_httpx().TimeoutException,)
+    import httpx2  # the openai SDK's HTTP client (openai 3.x)
+
+    return (httpx2.TimeoutException,)
 
 
 def httpx_transport_errors() -> tuple[type[BaseException], ...]:
-    return (_httpx().TransportError,)
+    import httpx2
+
+    return (httpx2.TransportError,)
 
 
 def _server_message(error: openai.APIError) -> str:

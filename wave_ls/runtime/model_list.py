@@ -17,6 +17,8 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from wave_ls.runtime.background_work import run_task
+
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -86,7 +88,7 @@ class ModelList:
             return self.known(base_url, api_key)
         task = self._inflight.get(key)
         if task is None:
-            task = asyncio.get_running_loop().create_task(self._load(key))
+            task = run_task(self._load(key), f"list the models of {key[0]}", log_failure=False)
             self._inflight[key] = task
         return await asyncio.shield(task)
 

@@ -14,6 +14,17 @@ from wave_ls.runtime.core import (
     PermissionMode,
 )
 
+# The model request's patience: seconds to wait for the next bytes, and how many times a
+# request that timed out before its first byte (or got 408/409/429/5xx) is sent again.
+TIMEOUT_ENV = "WAVE_MODEL_TIMEOUT"
+RETRIES_ENV = "WAVE_MODEL_RETRIES"
+DEFAULT_MODEL_TIMEOUT = 120.0
+DEFAULT_MODEL_RETRIES = 2
+MAX_MODEL_TIMEOUT = 3600.0
+MAX_MODEL_RETRIES = 10
+TIMEOUT_RULE = f"a number of seconds above 0 and at most {MAX_MODEL_TIMEOUT:g}"
+RETRIES_RULE = f"a whole number from 0 to {MAX_MODEL_RETRIES}"
+
 NO_ENDPOINT_HELP = (
     "No model endpoint is configured. Set OPENAI_BASE_URL (an OpenAI-compatible endpoint, "
     "e.g. http://localhost:11434/v1) and WAVE_MODEL (the model id), plus OPENAI_API_KEY if "
@@ -23,22 +34,33 @@ NO_ENDPOINT_HELP = (
 
 @dataclass(frozen=True)
 class RuntimeSettings:
-    """The endpoint, model and defaults a session runs with."""
+    """The endpoint, model and defaults a session runs with.
+
+    ``problems`` says which environment values were ignored (not a number, ...), for the
+    adapter to show.
+    """
 
     base_url: str | None = None
     api_key: str | None = None
     model: str | None = None
     fast_model: str | None = None
     permission_mode: PermissionMode = "default"
+    model_timeout: float = DEFAULT_MODEL_TIMEOUT
+    model_retries: int = DEFAULT_MODEL_RETRIES
+    problems: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
         env = os.environ if env is None else env
+        problems: list[str] = []
         return cls(
             base_url=env.get("OPENAI_BASE_URL") or None,
             api_key=env.get("OPENAI_API_KEY") or None,
             model=env.get("WAVE_MODEL") or None,
             fast_model=env.get("WAVE_FAST_MODEL") or None,
+            model_timeout=_number_from_env(env, TIMEOUT_ENV, DEFAULT_MODEL_TIMEOUT, problems),
+            model_retries=int(_number_from_env(env, RETRIES_ENV, DEFAULT_MODEL_RETRIES, problems)),
+            problems=tuple(problems),
         )
 
     def override(self, **values: object) -> RuntimeSettings:
@@ -50,6 +72,38 @@ class RuntimeSettings:
         if not self.model or not (self.base_url or self.api_key):
             return NO_ENDPOINT_HELP
         return None
+
+
+def check_timeout(value: object) -> float | None:
+    """A model timeout in seconds (a number > 0), or None when ``value`` is not one."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if 0 < value <= MAX_MODEL_TIMEOUT else None
+
+
+def check_retries(value: object) -> int | None:
+    """A retry count (an integer 0-10), or None when ``value`` is not one."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    return value if 0 <= value <= MAX_MODEL_RETRIES else None
+
+
+def _number_from_env(
+    env: Mapping[str, str], name: str, default: float, problems: list[str]
+) -> float:
+    text = env.get(name)
+    if not text:
+        return default
+    try:
+        number: float | None = float(text) if name == TIMEOUT_ENV else int(text)
+    except ValueError:
+        number = None
+    checked = check_timeout(number) if name == TIMEOUT_ENV else check_retries(number)
+    if checked is None:
+        rule = TIMEOUT_RULE if name == TIMEOUT_ENV else RETRIES_RULE
+        problems.append(f"{name}={text!r} is not {rule}; using {default:g}")
+        return default
+    return checked
 
 
 class UnconfiguredModelClient:
@@ -72,4 +126,9 @@ def model_client_for(settings: RuntimeSettings) -> ModelClient:
         return UnconfiguredModelClient(problem)
     from wave_ls.runtime.model_client import OpenAIModelClient  # the openai SDK: on first use
 
-    return OpenAIModelClient(settings.base_url, settings.api_key)
+    return OpenAIModelClient(
+        settings.base_url,
+        settings.api_key,
+        read_timeout=settings.model_timeout,
+        max_retries=settings.model_retries,
+    )

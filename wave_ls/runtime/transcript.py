@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from wave_ls.runtime.core import Message
+from wave_ls.runtime.text import json_dumps
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,8 @@ class TranscriptWriter:
         return handle
 
     def _write(self, handle: BinaryIO, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+        # json_dumps: text UTF-8 cannot hold (a file name that is not UTF-8) is escaped.
+        line = json_dumps(record, separators=(",", ":")) + "\n"
         handle.write(line.encode("utf-8"))
         handle.flush()
         if self.fsync and not self._sync_pending:

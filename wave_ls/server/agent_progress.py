@@ -17,6 +17,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.progress import Progress
 
+from wave_ls.runtime.background_work import run_task
 from wave_ls.subagents.activity import (
     delegation_title,
     parsed_arguments,
@@ -84,7 +85,7 @@ class AgentProgress:
         queue: asyncio.Queue[Callable[[], Awaitable[None]] | None] = asyncio.Queue()
         self.queues[token] = queue
         queue.put_nowait(lambda: self._begin(token, title))
-        worker = asyncio.get_running_loop().create_task(self._work(queue))
+        worker = run_task(self._work(queue), f"wave-progress-{token}")
         self.workers.add(worker)
         worker.add_done_callback(self.workers.discard)
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
 from wave_ls.chat_input.completion import Candidate, complete
-from wave_ls.chat_input.query import at_query, length
+from wave_ls.chat_input.query import CursorOutsideText, at_query
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import existing_dir, field, require_object, required_str
 
@@ -32,31 +33,35 @@ def completion_item(candidate: Candidate) -> dict[str, Any]:
 
 def register(server: WaveServer) -> None:
     @server.feature(AGENTS_LIST)
-    def agents_list(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def agents_list(ls: WaveServer, params: Any) -> dict[str, Any]:
         p = require_object(params if params is not None else {}, AGENTS_LIST)
         cwd_text = field(p, "cwd", str, AGENTS_LIST)
         cwd = existing_dir(cwd_text, "cwd", AGENTS_LIST) if cwd_text else ls.root
-        catalog = ls.agents.load(cwd)
+        catalog = await asyncio.to_thread(ls.agents.load, cwd)  # reads files: off the loop
         return {
             "agents": [agent.to_json() for agent in catalog.agents],
             "problems": [problem.to_json() for problem in catalog.problems],
         }
 
     @server.feature(COMPLETION)
-    def chat_input_completion(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def chat_input_completion(ls: WaveServer, params: Any) -> dict[str, Any]:
         p = require_object(params, COMPLETION)
         text = required_str(p, "text", COMPLETION)
         cursor = field(p, "cursor", int, COMPLETION)
         encoding = ls.position_encoding
-        if cursor is not None and not 0 <= cursor <= length(text, encoding):
-            raise JsonRpcInvalidParams(
-                f"{COMPLETION}: 'cursor' {cursor} is outside the text (counted in {encoding})"
-            )
         session_id = field(p, "sessionId", str, COMPLETION)
         cwd = ls.sessions.get(session_id, COMPLETION).cwd if session_id else ls.root
-        query = at_query(text, cursor, encoding)
+        try:
+            query = at_query(text, cursor, encoding, strict=True)
+        except CursorOutsideText as error:
+            raise JsonRpcInvalidParams(
+                f"{COMPLETION}: 'cursor' {cursor} is outside the text (counted in {encoding})"
+            ) from error
         if query is None:
             return {"isIncomplete": False, "items": []}
-        files = ls.workspace_files(cwd).files()
-        candidates = complete(query, ls.agents.load(cwd).agents, files)
-        return {"isIncomplete": True, "items": [completion_item(c) for c in candidates]}
+
+        def candidates() -> list[Candidate]:  # stats agent files, may list the workspace
+            return complete(query, ls.agents.load(cwd).agents, ls.workspace_files(cwd).files())
+
+        found = await asyncio.to_thread(candidates)
+        return {"isIncomplete": True, "items": [completion_item(c) for c in found]}

@@ -10,18 +10,23 @@ import asyncio
 import gc
 import logging
 import os
+import sys
+import threading
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from wave_ls import __version__
 from wave_ls.chat_input.query import ENCODINGS, Encoding
+from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
+from wave_ls.server.framing import StreamReaderAdapter, ThreadedReader, read_messages
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry
@@ -48,7 +53,7 @@ class WaveServer(LanguageServer):
         self.agent_progress = AgentProgress(
             lambda: self.work_done_progress, lambda: self.supports_progress
         )
-        self.background: set[asyncio.Task[Any]] = set()
+        self.exit_code = 0  # 1 after ``exit`` without ``shutdown`` (LSP)
 
     # ---------------------------------------------------------------- client facts
 
@@ -82,17 +87,48 @@ class WaveServer(LanguageServer):
         self.protocol.notify(method, params)
 
     def run_task(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start background work, keep a reference, and log its failure."""
-        task = asyncio.get_running_loop().create_task(coro, name=name)
-        self.background.add(task)
+        """Start background work, keep a reference, and log its failure: the runtime's one
+        mechanism (``runtime.background_work.run_task``), which the sessions use too."""
+        return run_task(coro, name)
 
-        def done(finished: asyncio.Task[Any]) -> None:
-            self.background.discard(finished)
-            if not finished.cancelled() and finished.exception():
-                log.error("background task %s failed", name, exc_info=finished.exception())
+    # ---------------------------------------------------------------- transports
 
-        task.add_done_callback(done)
-        return task
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdin/stdout with our own reader (``framing``), keeping the exit code."""
+        self._stop_event = threading.Event()
+        reader = ThreadedReader(stdin or sys.stdin.buffer, self.thread_pool)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self._run(read_messages(reader, self.protocol, self._stop_event))
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """Serve one client at a time over TCP, with the same reader as stdio."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)
+            await read_messages(StreamReaderAdapter(reader), self.protocol, stop)
+            self.shutdown()
+
+        async def serve_tcp() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        self._run(serve_tcp())
+
+    def _run(self, main: Coroutine[Any, Any, None]) -> None:
+        try:
+            asyncio.run(main)
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; stopping")
+        except asyncio.CancelledError:
+            pass
+        except KeyboardInterrupt:
+            self.exit_code = 1
+        except SystemExit as exit_:  # the ``exit`` notification (pygls ends with sys.exit)
+            self.exit_code = exit_.code if isinstance(exit_.code, int) else 1
+        finally:
+            self.shutdown()
 
     @property
     def agents(self) -> AgentRegistry:
@@ -122,13 +158,19 @@ def create_server() -> WaveServer:
         if options.logFile or options.logLevel:
             from wave_ls.log import setup_logging
 
-            setup_logging(options.logLevel, options.logFile)
+            problems += [
+                f"initializationOptions: {problem}"
+                for problem in setup_logging(options.logLevel, options.logFile)
+            ]
         ls.settings = RuntimeSettings.from_env().override(
             model=options.model,
             base_url=options.baseUrl,
             api_key=options.apiKey,
             permission_mode=options.permissionMode,
+            model_timeout=options.modelTimeout,
+            model_retries=options.modelRetries,
         )
+        problems += ls.settings.problems
         if params.workspace_folders:
             ls.root = Path(to_fs_path(params.workspace_folders[0].uri) or ls.root)
         elif params.root_uri:
@@ -161,8 +203,11 @@ def serve(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> int:
     # Some libraries print; stdout belongs to JSON-RPC.
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     server = create_server()
+    from wave_ls.runtime.process_groups import reaper
+
+    reaper.start()  # what the agent starts never outlives this process (docs/tools.md)
     if tcp:
         server.start_tcp(host, port)
     else:
         server.start_io()
-    return 0
+    return server.exit_code

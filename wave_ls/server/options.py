@@ -6,10 +6,12 @@ so the server can show it to the user (``window/showMessage``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
 from wave_ls.runtime.core import PERMISSION_MODES, PermissionMode
+from wave_ls.runtime.settings import RETRIES_RULE, TIMEOUT_RULE, check_retries, check_timeout
 
 
 @dataclass(frozen=True)
@@ -20,8 +22,17 @@ class InitializationOptions:
     baseUrl: str | None = None  # OPENAI_BASE_URL
     apiKey: str | None = None  # OPENAI_API_KEY
     permissionMode: PermissionMode = "default"
-    logFile: str | None = None
-    logLevel: str | None = None
+    logFile: str | None = None  # WAVE_LOG_FILE
+    logLevel: str | None = None  # WAVE_LOG_LEVEL
+    modelTimeout: float | None = None  # WAVE_MODEL_TIMEOUT
+    modelRetries: int | None = None  # WAVE_MODEL_RETRIES
+
+
+# The options that are not text: how to check each, and what a valid value is.
+_NUMBERS: dict[str, tuple[Callable[[object], object | None], str]] = {
+    "modelTimeout": (check_timeout, TIMEOUT_RULE),
+    "modelRetries": (check_retries, RETRIES_RULE),
+}
 
 
 def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[str]]:
@@ -39,6 +50,16 @@ def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[
         if key not in known:
             continue  # other clients' settings are not ours to judge
         if value is None:
+            continue
+        if key in _NUMBERS:
+            check, rule = _NUMBERS[key]
+            checked = check(value)
+            if checked is None:
+                problems.append(
+                    f"initializationOptions.{key} {value!r} is not {rule}; using the default"
+                )
+            else:
+                values[key] = checked
             continue
         if not isinstance(value, str):
             problems.append(f"initializationOptions.{key} must be a string; ignored")

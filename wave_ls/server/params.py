@@ -8,6 +8,8 @@ from typing import Any, TypeVar
 from pygls.exceptions import JsonRpcInvalidParams
 
 T = TypeVar("T")
+# Linux's PATH_MAX: no longer path can be opened.
+MAX_PATH_CHARS = 4096
 
 
 def require_object(params: Any, method: str) -> dict[str, Any]:
@@ -38,7 +40,15 @@ def required_str(params: dict[str, Any], name: str, method: str) -> str:
 
 
 def absolute_path(value: str, name: str, method: str) -> Path:
-    """``value`` as an absolute path (``~`` expanded); it need not exist."""
+    """``value`` as an absolute path (``~`` expanded); it need not exist. InvalidParams for
+    a path no system call could take (too long, a NUL byte)."""
+    if len(value) > MAX_PATH_CHARS:
+        raise JsonRpcInvalidParams(
+            f"{method}: '{name}' is {len(value)} characters long; a path has at most "
+            f"{MAX_PATH_CHARS}"
+        )
+    if "\0" in value:
+        raise JsonRpcInvalidParams(f"{method}: '{name}' holds a NUL character")
     path = Path(value).expanduser()
     if not path.is_absolute():
         raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
@@ -46,7 +56,11 @@ def absolute_path(value: str, name: str, method: str) -> Path:
 
 
 def existing_dir(value: str, name: str, method: str) -> Path:
+    """An absolute path to a directory, resolved; InvalidParams for anything else."""
     path = absolute_path(value, name, method)
-    if not path.is_dir():
-        raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
-    return path.resolve()
+    try:
+        if not path.is_dir():
+            raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
+        return path.resolve()
+    except (OSError, ValueError, RuntimeError) as error:  # ENAMETOOLONG, a symlink loop
+        raise JsonRpcInvalidParams(f"{method}: '{name}' is not a usable path: {error}") from None

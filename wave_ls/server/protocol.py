@@ -1,16 +1,27 @@
-"""A pygls protocol that hands ``wave/*`` params to handlers as plain JSON.
+"""The JSON-RPC protocol of wave-ls: pygls's, with what an editor may rely on made firm.
 
-pygls turns the params of methods it does not know into namedtuples (mangling some keys), and
-typed params that fail to structure are dropped without a response. Our handlers take the raw
-dict and validate it themselves, so every bad request gets a JSON-RPC error.
+- ``wave/*`` params reach handlers as plain JSON: pygls turns the params of methods it does
+  not know into namedtuples (mangling some keys), and typed params that fail to structure
+  are dropped without a response. Our handlers take the raw dict and validate it
+  themselves, so every bad request gets a JSON-RPC error.
+- Every outgoing message encodes: text with lone surrogates (file names that are not
+  UTF-8) is made readable on the way out (``runtime.text.json_dumps``).
+- A request after ``shutdown`` is answered with InvalidRequest (pygls drops it).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import attrs
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest
 from pygls.protocol import LanguageServerProtocol
+
+from wave_ls.runtime.text import json_dumps
+
+log = logging.getLogger(__name__)
 
 WAVE_PREFIX = "wave/"
 
@@ -61,3 +72,35 @@ class WaveProtocol(LanguageServerProtocol):
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         return wave_result_type(method) or super().get_result_type(method)
+
+    def handle_message(self, message: Any) -> None:
+        method = getattr(message, "method", None)
+        if self._shutdown and method != types.EXIT and hasattr(message, "id") and method:
+            error = JsonRpcInvalidRequest(f"{method}: the server is shutting down")
+            self._send_response(message.id, error=error.to_response_error())
+            return
+        super().handle_message(message)
+
+    def _send_data(self, data: Any) -> None:
+        # pygls's own, except that the body always encodes (and is not logged at INFO).
+        if not data:
+            return
+        if self.writer is None:
+            log.error("Unable to send data, no available transport!")
+            return
+        try:
+            body = json_dumps(data, default=self._serialize_message).encode("utf-8")
+            if self._include_headers:
+                header = (
+                    f"Content-Length: {len(body)}\r\n"
+                    f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+                )
+                body = header.encode("ascii") + body
+            # stdio and TCP writers write at once (no websockets here)
+            self.writer.write(body)
+        except BrokenPipeError:
+            log.exception("Error sending data. BrokenPipeError")
+            raise
+        except Exception as error:
+            log.exception("Error sending data")
+            self._server._report_server_error(error, JsonRpcInternalError)

@@ -79,3 +79,6 @@ def _find(ls: WaveServer, path: Path, places: list[Path], method: str) -> Any:
         return find_worktree(path, places, home=ls.home)
     except UnknownWorktree as error:
         raise JsonRpcInvalidParams(f"{method}: {error}") from error
+    except OSError as error:  # a name too long for the file system, ...
+        reason = error.strerror or str(error)
+        raise JsonRpcInvalidParams(f"{method}: 'path' is not a usable path: {reason}") from None

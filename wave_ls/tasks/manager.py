@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.process_groups import signal_group
 from wave_ls.tasks.model import (
     SubagentResultLike,
     TaskError,
@@ -38,7 +40,7 @@ from wave_ls.tasks.output import (
     default_output_dir,
     read_tail,
 )
-from wave_ls.tasks.shell import signal_group, spawn_shell
+from wave_ls.tasks.shell import spawn_shell
 
 log = logging.getLogger(__name__)
 
@@ -332,7 +334,8 @@ class BackgroundTasks:
                 return task_id
 
     def _spawn(self, entry: _Entry, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        task = asyncio.create_task(work, name=f"wave-task-{entry.info.task_id}")
+        # _runner_done reports a crash as the task's own failure: no second log line.
+        task = run_task(work, f"wave-task-{entry.info.task_id}", log_failure=False)
         task.add_done_callback(lambda done: self._runner_done(entry, done))
         return task
 

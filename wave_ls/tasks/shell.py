@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import subprocess
 from pathlib import Path
 
+from wave_ls.runtime.process_groups import spawn_group
 from wave_ls.tasks.model import TaskError
 
 
@@ -23,7 +23,7 @@ async def spawn_shell(command: str, cwd: Path, output_file: Path) -> asyncio.sub
     output_file.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(output_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        return await asyncio.create_subprocess_exec(
+        return await spawn_group(
             "bash",
             "-c",
             command,
@@ -31,16 +31,9 @@ async def spawn_shell(command: str, cwd: Path, output_file: Path) -> asyncio.sub
             stdin=subprocess.DEVNULL,
             stdout=fd,
             stderr=fd,
-            start_new_session=True,
             env={**os.environ, **NON_INTERACTIVE_ENV},
         )
     except OSError as exc:
         raise TaskError(f"Could not start the background command: {exc}") from exc
     finally:
         os.close(fd)
-
-
-def signal_group(pgid: int, sig: int) -> None:
-    """Send ``sig`` to a process group; a group that is already gone is fine."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)

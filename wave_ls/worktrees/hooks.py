@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import signal
 import subprocess
 from collections.abc import Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime.process_groups import popen_group, signal_group
 from wave_ls.worktrees.git_cli import git_env
 from wave_ls.worktrees.settings import HookCommand
 
@@ -80,7 +79,7 @@ def run_process(
     """Run ``argv`` with a deadline, killing its whole process group on timeout; never raises."""
     command = " ".join(argv)
     try:
-        proc = subprocess.Popen(
+        proc = popen_group(
             list(argv),
             cwd=cwd,
             env=env,
@@ -90,15 +89,13 @@ def run_process(
             text=True,
             encoding="utf-8",
             errors="replace",
-            start_new_session=True,  # so a timeout can kill the children too
-        )
+        )  # in its own process group, so a timeout can kill the children too
     except OSError as error:
         return HookRun(command, None, error=f"cannot start {argv[0]}: {error}")
     try:
         out, err = proc.communicate(stdin, timeout=timeout)
     except subprocess.TimeoutExpired:
-        with suppress(OSError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         try:
             out, err = proc.communicate(timeout=5)
         except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes

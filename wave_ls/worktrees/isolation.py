@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from wave_ls.runtime.background_work import run_task
 from wave_ls.worktrees import in_use, layout, registry_file
 from wave_ls.worktrees.git_cli import git_env, run_git
 from wave_ls.worktrees.hooks import run_create_hooks, run_process, run_remove_hooks
@@ -222,7 +223,8 @@ async def exit_session_worktree(
 async def _create_detached(
     make: Callable[[], IsolatedWorktree], manager: WorktreeManager
 ) -> IsolatedWorktree:
-    future = asyncio.ensure_future(asyncio.to_thread(make))
+    # The caller, or _finish_orphan when it was cancelled, deals with a failure.
+    future = run_task(asyncio.to_thread(make), "wave-worktree-create", log_failure=False)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.process_groups import signal_group, spawn_group
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -118,22 +119,17 @@ class CommandResult:
     truncated: bool
 
 
-def _signal_group(pgid: int, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, sig)
-
-
 async def _stop_group(process: asyncio.subprocess.Process) -> None:
     """SIGTERM the process group, then SIGKILL it after a grace period."""
     pgid = process.pid  # start_new_session: the shell leads its own group
-    _signal_group(pgid, signal.SIGTERM)
+    signal_group(pgid, signal.SIGTERM)
     try:
         await asyncio.wait_for(process.wait(), KILL_GRACE_S)
     except TimeoutError:
         pass
     finally:
         # Always: children that ignored SIGTERM, or outlived the shell, go too.
-        _signal_group(pgid, signal.SIGKILL)
+        signal_group(pgid, signal.SIGKILL)
 
 
 async def run_command(
@@ -144,7 +140,7 @@ async def run_command(
     buffer = OutputBuffer(max_chars)
     read_fd, write_fd = os.pipe()
     try:
-        process = await asyncio.create_subprocess_exec(
+        process = await spawn_group(
             "bash",
             "-c",
             command,
@@ -152,7 +148,6 @@ async def run_command(
             stdin=subprocess.DEVNULL,
             stdout=write_fd,
             stderr=write_fd,
-            start_new_session=True,
             env={**os.environ, **NON_INTERACTIVE_ENV},
         )
     except BaseException:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.text import readable
 from wave_ls.runtime.tools.args import optional_bool, require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path, missing_file_message
 from wave_ls.runtime.tools.preview import change_preview
@@ -78,7 +79,8 @@ def plan_edit(
     data = path.read_bytes()
     if b"\0" in data[:8192]:
         raise ToolError(f"Cannot edit {path}: it is a binary file")
-    text = data.decode("utf-8", errors="replace")
+    # Bytes that are not UTF-8 survive the round trip unchanged (surrogateescape).
+    text = data.decode("utf-8", "surrogateescape")
     if old == "":
         if text.strip():
             raise ToolError(
@@ -86,14 +88,29 @@ def plan_edit(
                 "replace (use Write to replace the whole file)"
             )
         return text, EditOutcome(new, 1, 1)
-    crlf = "\r\n" in text and old not in text and "\r\n" not in old
-    if crlf:
-        # The model sees "\n" line ends; match and write back in the file's own style.
-        outcome = apply_edit(text.replace("\r\n", "\n"), old, new, replace_all, shown)
-        outcome.text = outcome.text.replace("\n", "\r\n")
-    else:
+    if old not in text and "\r\n" in text and "\r\n" not in old:
+        # The model sees "\n" line ends: match and write in the file's own style, and touch
+        # nothing else (a file mixing both keeps its other line ends).
+        old, new = _crlf(old), _crlf(new)
+    try:
         outcome = apply_edit(text, old, new, replace_all, shown)
+    except ToolError as error:
+        if "\ufffd" in old and _undecodable(text):
+            raise ToolError(
+                f"{error} {shown} holds bytes that are not UTF-8, which Read shows as "
+                "\ufffd; old_string cannot match them. Choose an old_string next to them "
+                "instead (those bytes are kept as they are)."
+            ) from None
+        raise
     return text, outcome
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def _undecodable(text: str) -> bool:
+    return any("\udc80" <= char <= "\udcff" for char in text)
 
 
 def _edit_file(
@@ -113,6 +130,12 @@ def _edit_args(args: dict[str, Any], ctx: ToolContext) -> tuple[Path, Path, str,
     replace_all = optional_bool(args, "replace_all")
     if old == new:
         raise ToolError("old_string and new_string are identical; there is nothing to change")
+    for name, value in (("old_string", old), ("new_string", new)):
+        if readable(value) != value:
+            raise ToolError(
+                f"{name} holds half of a UTF-16 surrogate pair (an unpaired \\uD800-"
+                "\\uDFFF escape), which no UTF-8 file can hold; remove it"
+            )
     path = ctx.resolve(file_path)
     return path, check_writable(path, ctx), old, new, replace_all
 
@@ -160,7 +183,8 @@ class EditTool:
         added = count_lines(new) * outcome.replacements
         removed = count_lines(old) * outcome.replacements
         plural = "s" if outcome.replacements != 1 else ""
-        snippet = _snippet(outcome.text.replace("\r\n", "\n"), outcome.first_line, new)
+        as_read = outcome.text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        snippet = _snippet(as_read.replace("\r\n", "\n"), outcome.first_line, new)
         content = (
             f"Edited {path}: {outcome.replacements} replacement{plural}. "
             f"The edited part now reads (cat -n):\n{snippet}"

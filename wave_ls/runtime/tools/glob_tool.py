@@ -9,7 +9,7 @@ from typing import Any
 
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
-from wave_ls.runtime.tools.paths import display_path, display_prefix
+from wave_ls.runtime.tools.paths import display_paths
 from wave_ls.runtime.tools.walk import PatternSet, WalkOptions, expand_braces, walk_files
 
 MAX_RESULTS = 1000
@@ -106,9 +106,7 @@ class GlobTool:
         label = f"Glob {pattern!r}"
         if not matches:
             return ToolResult("No files found", short_result=f"{label}: no files")
-        prefix = display_prefix(base, ctx.cwd)
-        shown = [prefix + rel if rel else display_path(base, ctx.cwd) for rel in matches]
-        shown = shown[:MAX_RESULTS]
+        shown = display_paths(base, matches[:MAX_RESULTS], ctx.cwd)
         text = "\n".join(shown)
         if len(matches) > MAX_RESULTS:
             text += (

@@ -21,7 +21,7 @@ from wave_ls.runtime.tools.grep_engine import (
     is_binary_file,
     search_python,
 )
-from wave_ls.runtime.tools.paths import display_prefix, missing_file_message
+from wave_ls.runtime.tools.paths import display_paths, missing_file_message
 from wave_ls.runtime.tools.ripgrep import find_ripgrep, search_ripgrep
 
 MAX_LINE_CHARS = 500
@@ -228,8 +228,7 @@ class GrepTool:
         cwd: Path,
     ) -> tuple[str, str]:
         base = query.root.parent if query.root.is_file() else query.root
-        prefix = display_prefix(base, cwd)
-        show = [prefix + found.path for found in hits]
+        show = display_paths(base, [found.path for found in hits], cwd)
         label = f"Grep {query.pattern!r}"
         if query.mode == "files_with_matches":
             if not hits:

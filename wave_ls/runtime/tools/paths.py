@@ -7,24 +7,30 @@ import os
 from pathlib import Path
 
 from wave_ls.runtime.core import ToolContext, ToolError
+from wave_ls.runtime.text import readable
 
 
 def display_path(path: Path | str, cwd: Path) -> str:
-    """``path`` relative to ``cwd`` when it lies under it, else absolute (posix style)."""
+    """``path`` relative to ``cwd`` when it lies under it, else absolute (posix style).
+
+    Bytes of a name that are not UTF-8 are shown as ``\\xNN`` (``text.readable``);
+    ``ToolContext.resolve`` reads such a path back.
+    """
     absolute = os.path.abspath(path)
     base = os.path.abspath(cwd)
     if absolute == base:
         return "."
     if absolute.startswith(base.rstrip(os.sep) + os.sep):
-        return Path(absolute[len(base.rstrip(os.sep)) + 1 :]).as_posix()
-    return Path(absolute).as_posix()
+        return readable(Path(absolute[len(base.rstrip(os.sep)) + 1 :]).as_posix())
+    return readable(Path(absolute).as_posix())
 
 
-def display_prefix(base: Path, cwd: Path) -> str:
-    """The prefix that turns a path relative to ``base`` into its display form
-    (``display_path(base / rel, cwd) == display_prefix(base, cwd) + rel``), for long lists."""
+def display_paths(base: Path, relative: list[str], cwd: Path) -> list[str]:
+    """``display_path(base / rel, cwd)`` for each of many paths under ``base`` ("" is
+    ``base`` itself), without the per-path cost."""
     shown = display_path(base, cwd)
-    return "" if shown == "." else shown.rstrip("/") + "/"
+    prefix = "" if shown == "." else shown.rstrip("/") + "/"
+    return [readable(prefix + rel) if rel else shown for rel in relative]
 
 
 def is_within(path: Path, root: Path) -> bool:

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+import sysconfig
 
 from wave_ls.runtime.core import ToolError
 from wave_ls.runtime.tools.grep_engine import FileHits, GrepQuery, sort_key
@@ -18,7 +20,12 @@ LINE_RE = re.compile(rb"(\d+)([:-])")
 
 
 def find_ripgrep() -> str | None:
-    """The ``rg`` executable on PATH, if any."""
+    """The ``rg`` executable: the one the ``ripgrep`` package (a dependency) installed
+    beside our Python, else one on PATH, else None (Grep then searches in Python)."""
+    for scripts in dict.fromkeys((sysconfig.get_path("scripts"), os.path.dirname(sys.executable))):
+        candidate = os.path.join(scripts, "rg")
+        if os.access(candidate, os.X_OK) and os.path.isfile(candidate):
+            return candidate
     return shutil.which("rg")
 
 

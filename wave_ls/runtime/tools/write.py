@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
+import secrets
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -31,17 +35,59 @@ def count_lines(text: str) -> int:
 
 
 def write_text(path: Path, content: str) -> bool:
-    """Write ``content`` as UTF-8 (no newline translation); True when the file is new."""
+    """Write ``content`` as UTF-8 (no newline translation); True when the file is new.
+
+    Undecodable bytes read with ``surrogateescape`` are written back as they were; other
+    lone surrogates cannot be written and are refused.
+    """
+    try:
+        data = content.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as error:
+        raise ToolError(
+            f"Cannot write {path}: the text holds {error.object[error.start : error.end]!r}, "
+            "half of a UTF-16 surrogate pair, which no UTF-8 file can hold; remove it"
+        ) from None
+    return replace_file(path, data)
+
+
+def replace_file(path: Path, data: bytes) -> bool:
+    """Give ``path`` the content ``data`` atomically; True when the file is new.
+
+    The bytes go to a temporary file beside the target, which then replaces it with one
+    rename: a reader sees the old file or the new one, never half of one, and a crash
+    leaves the old file. The old file's mode (and owner, where allowed) is kept. A symbolic
+    link is followed (its target is replaced); a hard link is not written through: the
+    other names keep the old content.
+    """
     if path.is_dir():
         raise ToolError(f"{path} is a directory; give the path of a file")
-    existed = path.exists()
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
+        try:
+            old: os.stat_result | None = target.stat()
+        except FileNotFoundError:
+            old = None
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.wave-{secrets.token_hex(4)}.tmp")
+        # A new file gets 0o666 less the umask, as with open(); an old file its own mode.
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if old else 0o666)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if old is not None:
+                    os.fchmod(handle.fileno(), stat.S_IMODE(old.st_mode))
+                    with contextlib.suppress(PermissionError):
+                        os.fchown(handle.fileno(), old.st_uid, old.st_gid)
+                os.fsync(handle.fileno())
+            os.replace(temporary, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
     except OSError as error:
         raise ToolError(f"Cannot write {path}: {error.strerror or error}") from error
-    return not existed
+    return old is None
 
 
 def read_current(path: Path) -> str | None:

@@ -1,0 +1,220 @@
+"""Reading JSON-RPC messages off a byte stream: ``Content-Length`` framing that survives
+bad input.
+
+This replaces pygls's reader loop (``pygls.io_.run_async``), which stops answering after a
+bad header, dies on a huge length (``MemoryError``) and sends no reply to invalid JSON,
+a batch or a message without ``jsonrpc``. Here:
+
+- a bad header (a length that is missing, not a number, negative, or over
+  ``MAX_MESSAGE_BYTES``) is logged and skipped: reading goes on at the next line that ends
+  in a valid ``Content-Length`` header (a body shorter than its length leaves such a line);
+- invalid JSON is answered with ``-32700`` (Parse error), anything that is not a single
+  JSON-RPC 2.0 message with ``-32600`` (Invalid Request), with the request's id when it can
+  be read and ``null`` otherwise, as JSON-RPC 2.0 says; a request whose params do not fit
+  its LSP type gets pygls's ``-32602`` instead of silence.
+
+Upstream note (pygls 2.1): the same three changes would fit ``run_async`` itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import threading
+from collections.abc import Awaitable
+from concurrent.futures import Executor
+from typing import Any, BinaryIO, Protocol
+
+from pygls.exceptions import JsonRpcException
+from pygls.protocol import JsonRPCProtocol
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Header lines are short; a longer "line" is the rest of a body being skipped, read in
+# pieces of this size so that skipping never holds much in memory.
+MAX_LINE_BYTES = 64 * 1024
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+# "Content-Length: N" at the end of a line: after a body shorter than its length, the next
+# header starts in the middle of the line that holds the rest of that body.
+_LENGTH_HEADER = re.compile(rb"Content-Length[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\r?\n\Z", re.I)
+
+
+class ByteReader(Protocol):
+    def readline(self, limit: int) -> Awaitable[bytes]:
+        """At most ``limit`` bytes up to and including a newline; b"" at the end."""
+        ...
+
+    def read(self, size: int) -> Awaitable[bytes]:
+        """Exactly ``size`` bytes, fewer only at the end of the stream."""
+        ...
+
+
+class ThreadedReader:
+    """A blocking binary stream (stdin) read in an executor, off the event loop."""
+
+    def __init__(self, stream: BinaryIO, executor: Executor | None = None) -> None:
+        self.stream = stream
+        self.executor = executor
+
+    def readline(self, limit: int) -> Awaitable[bytes]:
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self.executor, self.stream.readline, limit)
+
+    def read(self, size: int) -> Awaitable[bytes]:
+        return asyncio.get_running_loop().run_in_executor(self.executor, self.stream.read, size)
+
+
+class StreamReaderAdapter:
+    """An ``asyncio.StreamReader`` (TCP) as a ``ByteReader``."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self.reader = reader
+
+    async def readline(self, limit: int) -> bytes:
+        try:
+            return await self.reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as error:
+            return error.partial
+        except asyncio.LimitOverrunError as error:
+            return await self.reader.read(max(1, min(error.consumed, limit)))
+
+    async def read(self, size: int) -> bytes:
+        try:
+            return await self.reader.readexactly(size)
+        except asyncio.IncompleteReadError as error:
+            return error.partial
+
+
+def parse_length(value: bytes) -> int | None:
+    """The body length a header gives, or None when it is not a positive decimal number."""
+    text = value.strip()
+    if not text.isdigit():
+        return None
+    length = int(text)
+    return length if length > 0 else None
+
+
+async def read_body_length(reader: ByteReader, max_bytes: int) -> int | None:
+    """Read one header block; the body length, or None at the end of the stream.
+
+    Bad blocks are logged and skipped; so is everything before the next valid header.
+    """
+    in_headers = False
+    length: int | None = None
+    skipped = 0
+    while True:
+        line = await reader.readline(MAX_LINE_BYTES)
+        if not line:
+            return None
+        if in_headers and line in (b"\r\n", b"\n"):
+            in_headers = False
+            if length is not None:
+                return length
+            log.error("a message header without a valid Content-Length; skipped")
+            continue
+        found = _LENGTH_HEADER.search(line)
+        if found is None:
+            if not in_headers and line.strip():
+                if not skipped:
+                    log.error("unexpected data instead of a message header; skipping to the next")
+                skipped += len(line)
+            continue
+        in_headers, skipped = True, 0
+        length = parse_length(found.group(1))
+        if length is None:
+            log.error("invalid Content-Length %r; message skipped", found.group(1)[:40])
+            in_headers = False  # the next valid header starts over
+        elif length > max_bytes:
+            log.error(
+                "a message of %d bytes is over the %d MiB limit; skipped",
+                length,
+                max_bytes // (1024 * 1024),
+            )
+            length = None
+            in_headers = False
+
+
+def _valid_id(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def invalid_reason(data: Any) -> str | None:
+    """Why ``data`` is not one JSON-RPC 2.0 message (None when it is one)."""
+    if isinstance(data, list):
+        return "batch messages are not supported (the Language Server Protocol has none)"
+    if not isinstance(data, dict):
+        return f"a message must be a JSON object, not {type(data).__name__}"
+    if data.get("jsonrpc") != "2.0":
+        return 'a message needs "jsonrpc": "2.0"'
+    if "id" in data and not _valid_id(data["id"]):
+        return "a message id must be a string or an integer"
+    if "method" in data:
+        return None if isinstance(data["method"], str) else "method must be a string"
+    if "id" in data and ("result" in data or "error" in data):
+        return None
+    return "a message needs a method (a request or notification) or a result (a response)"
+
+
+def request_ids(data: Any) -> list[int | str | None]:
+    """The ids to answer an invalid message with: its request ids, else ``[None]``."""
+    items = data if isinstance(data, list) else [data]
+    ids: list[int | str | None] = [
+        item["id"]
+        for item in items
+        if isinstance(item, dict) and "method" in item and _valid_id(item.get("id"))
+    ]
+    return ids or [None]
+
+
+def send_error(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, text: str) -> None:
+    # A plain dict: lsprotocol's message class would leave a null id out.
+    error = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": text}}
+    protocol._send_data(error)
+
+
+def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
+    """Parse, check and dispatch one message body; answer what cannot be handled."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError) as error:
+        log.error("a message that is not valid JSON: %s", error)
+        send_error(protocol, None, PARSE_ERROR, f"Parse error: {error}")
+        return
+    reason = invalid_reason(data)
+    if reason is not None:
+        log.error("invalid message: %s", reason)
+        for msg_id in request_ids(data):
+            send_error(protocol, msg_id, INVALID_REQUEST, f"Invalid Request: {reason}")
+        return
+    try:
+        message = protocol.structure_message(data)
+    except JsonRpcException as error:
+        if "method" in data and "id" in data:
+            send_error(protocol, data["id"], error.code, f"{data['method']}: {error.message}")
+        return
+    try:
+        protocol.handle_message(message)
+    except Exception:
+        log.exception("unable to handle a message")
+
+
+async def read_messages(
+    reader: ByteReader,
+    protocol: JsonRPCProtocol,
+    stop: threading.Event,
+    max_bytes: int = MAX_MESSAGE_BYTES,
+) -> None:
+    """Hand every message of the stream to ``protocol`` until it ends or ``stop`` is set."""
+    while not stop.is_set():
+        length = await read_body_length(reader, max_bytes)
+        if length is None:
+            return
+        body = await reader.read(length)
+        if len(body) < length:
+            log.error("the stream ended inside a message body")
+            return
+        handle_body(protocol, body)
