@@ -16,7 +16,10 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
 log = logging.getLogger(__name__)
 
@@ -81,11 +84,32 @@ class GroupReaper:
 reaper = GroupReaper()
 
 
-async def spawn_group(*argv: str, **options: Any) -> asyncio.subprocess.Process:
-    """``asyncio.create_subprocess_exec`` in a new process group the reaper watches."""
-    process = await asyncio.create_subprocess_exec(*argv, start_new_session=True, **options)
+async def spawn_group(
+    *argv: str, sandbox: Confinement | None = None, **options: Any
+) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec`` in a new process group the reaper watches.
+
+    With ``sandbox``, the command is started confined (its argv wrapped, its ``preexec``
+    run between fork and exec, its ``env`` added): what it starts inherits the confinement.
+    """
+    command = list(argv)
+    if sandbox is not None:
+        command, options = confined(command, sandbox, options)
+    process = await asyncio.create_subprocess_exec(*command, start_new_session=True, **options)
     reaper.watch(process.pid)
     return process
+
+
+def confined(
+    argv: list[str], sandbox: Confinement, options: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """``argv`` and the ``subprocess`` options that start it inside ``sandbox``."""
+    options = dict(options)
+    if sandbox.preexec is not None:
+        options["preexec_fn"] = sandbox.preexec
+    if sandbox.env:
+        options["env"] = {**(options.get("env") or os.environ), **sandbox.env}
+    return sandbox.argv(argv), options
 
 
 def popen_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:

@@ -40,14 +40,17 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import subagent_environment
+from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
 from wave_ls.worktrees.isolation import (
     IsolatedWorktree,
     IsolationError,
+    confine_isolated_worktree,
     create_isolated_worktree,
     finish_isolated_worktree,
 )
+from wave_ls.worktrees.sandboxing import sandbox_prompt
 
 log = logging.getLogger(__name__)
 
@@ -174,8 +177,9 @@ async def run_delegation(
 ) -> SubagentRun:
     """Run one delegation to its end in the foreground of the caller.
 
-    Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran) and
-    the keep/remove rule at every end, cancellation included.
+    Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran),
+    their own command sandbox (``docs/sandbox.md``), and the keep/remove rule at every end,
+    cancellation included. Other runs share the caller's sandbox, if any.
     """
     instance_id = details.setdefault("subagentId", new_instance_id())
     services = {k: v for k, v in ctx.services.items() if k not in PARENT_ONLY_SERVICES}
@@ -196,12 +200,21 @@ async def run_delegation(
             notes.append(note)
             # Background runs report through the details' summary (their notice), not the text.
             details["worktree"] = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
+    sandbox, own_sandbox = ctx.sandbox, None
     if workspace is not None:
         cwd, write_root = workspace.cwd, workspace.path
         services["isolated_worktree"] = workspace
         details["worktree"] = workspace.to_json()
+        # Blocking but short (no await: a cancel here would leave HEAD detached).
+        sandbox = own_sandbox = confine_isolated_worktree(workspace)
+        details["sandbox"] = sandbox_details(sandbox)
     context = ToolContext(
-        cwd=cwd, home=ctx.home, session_id=instance_id, write_root=write_root, services=services
+        cwd=cwd,
+        home=ctx.home,
+        session_id=instance_id,
+        write_root=write_root,
+        services=services,
+        sandbox=sandbox,
     )
     if delegation.definition is None:
         config = fork_config(host)
@@ -209,6 +222,8 @@ async def run_delegation(
     else:
         config = subagent_config(host, delegation.definition, cwd)
         history = []
+    if own_sandbox is not None and own_sandbox.confined and workspace is not None:
+        config.system_prompt += sandbox_prompt(workspace.path, workspace.branch)
     bridge = SubagentBridge(
         instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, details)
     )
@@ -238,8 +253,13 @@ async def run_delegation(
         )
         if workspace is not None:
             ended = await finish_isolated_worktree(workspace)
-            details["worktree"] = {**details["worktree"], **ended.to_json()}
-            notes.append(ended.summary)
+            summary = ended.summary
+            if own_sandbox is not None:
+                own_sandbox.close()
+                if not own_sandbox.confined:  # never silently: the summary says so too
+                    summary += "\n" + own_sandbox.note
+            details["worktree"] = {**details["worktree"], **ended.to_json(), "summary": summary}
+            notes.append(summary)
     tracker = bridge.tracker
     result = outcome(conversation.messages[len(history) :], error)
     details.update(
@@ -256,6 +276,15 @@ async def run_delegation(
     return SubagentRun(
         instance_id, result, conversation.usage, tracker.tool_calls, tracker.duration_ms()
     )
+
+
+def sandbox_details(sandbox: Confinement) -> dict[str, Any]:
+    """How an isolated run's commands are confined, for its block's details."""
+    return {
+        "mechanism": sandbox.mechanism,
+        "writable": [str(path) for path in sandbox.writable],
+        **({"note": sandbox.note} if sandbox.note else {}),
+    }
 
 
 def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.process_groups import signal_group
@@ -41,6 +41,9 @@ from wave_ls.tasks.output import (
     read_tail,
 )
 from wave_ls.tasks.shell import spawn_shell
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
 log = logging.getLogger(__name__)
 
@@ -152,9 +155,16 @@ class BackgroundTasks:
     # ------------------------------------------------------------------ starting
 
     async def start_shell(
-        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
+        self,
+        command: str,
+        cwd: Path,
+        description: str,
+        *,
+        tool_call_id: str | None = None,
+        sandbox: Confinement | None = None,
     ) -> str:
-        """Start ``command`` in ``cwd``; return its task id (``bash-<8 hex>``)."""
+        """Start ``command`` in ``cwd`` (confined by ``sandbox`` when given: the calling
+        agent's); return its task id (``bash-<8 hex>``)."""
         self._check_open()
         task_id = self._new_id("bash")
         info = TaskInfo(
@@ -169,7 +179,7 @@ class BackgroundTasks:
             tool_call_id=tool_call_id,
         )
         try:
-            process = await spawn_shell(command, cwd, info.output_file)
+            process = await spawn_shell(command, cwd, info.output_file, sandbox)
         except TaskError:
             info.output_file.unlink(missing_ok=True)
             raise

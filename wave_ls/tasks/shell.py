@@ -6,15 +6,22 @@ import asyncio
 import os
 import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wave_ls.runtime.process_groups import spawn_group
 from wave_ls.tasks.model import TaskError
 
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
-async def spawn_shell(command: str, cwd: Path, output_file: Path) -> asyncio.subprocess.Process:
+
+async def spawn_shell(
+    command: str, cwd: Path, output_file: Path, sandbox: Confinement | None = None
+) -> asyncio.subprocess.Process:
     """``bash -c command`` in its own process group, stdin /dev/null, stdout and stderr
     appended straight to ``output_file`` (so the file grows while the command runs, and
-    nothing of ours has to stay alive to carry the output)."""
+    nothing of ours has to stay alive to carry the output); confined by ``sandbox`` when
+    given (the output file is opened here, outside it)."""
     # Imported here: the tools package may import this package (no import cycle).
     from wave_ls.runtime.tools.bash import NON_INTERACTIVE_ENV
 
@@ -32,6 +39,7 @@ async def spawn_shell(command: str, cwd: Path, output_file: Path) -> asyncio.sub
             stdout=fd,
             stderr=fd,
             env={**os.environ, **NON_INTERACTIVE_ENV},
+            sandbox=sandbox,
         )
     except OSError as exc:
         raise TaskError(f"Could not start the background command: {exc}") from exc
