@@ -130,21 +130,24 @@ def reattach_head(detached: DetachedHead) -> str | None:
 
 
 def _move_branch(detached: DetachedHead, ref: str, new: str) -> str | None:
-    from dulwich.repo import Repo  # dulwich: only when a run made commits
+    # dulwich: only when a run made commits.
+    from dulwich.objects import ObjectID
+    from dulwich.refs import Ref
+    from dulwich.repo import Repo
 
     where = f"its commits are at {new[:12]} (detached HEAD in {detached.worktree})"
     try:
         with Repo(str(detached.common)) as repo:
             try:
-                kind = repo.object_store[new.encode("ascii")].type_name
+                kind = repo.object_store[ObjectID(new.encode("ascii"))].type_name
             except KeyError:
                 kind = None
             if kind != b"commit":
                 return f"the worktree's HEAD {new[:12]} is not a commit; {ref} was not updated"
             moved = repo.refs.set_if_equals(
-                ref.encode(),
-                detached.commit.encode("ascii"),
-                new.encode("ascii"),
+                Ref(ref.encode()),
+                ObjectID(detached.commit.encode("ascii")),
+                ObjectID(new.encode("ascii")),
                 message=b"wave: commits made in the sandboxed worktree",
             )
     except Exception as error:  # a broken repository: keep everything, say so
