@@ -18,7 +18,9 @@ anything else        ask        ask          deny          allow
 
 [1] except the session's plan file, when the caller names it (``plan_file``).
 ``read_only_bash=True`` (Explore/Plan subagents) applies the plan-mode Bash rule in every
-mode, ``bypassPermissions`` included.
+mode, ``bypassPermissions`` included. ``sandboxed_bash=True`` (the user turned the session's
+sandbox on and it confines this agent's commands) allows every Bash command in ``default``
+and ``acceptEdits`` without asking; plan mode and ``read_only_bash`` are unchanged.
 """
 
 from __future__ import annotations
@@ -83,6 +85,7 @@ def decide(
     *,
     read_only: bool,
     read_only_bash: bool = False,
+    sandboxed_bash: bool = False,
     plan_file: Path | None = None,
     cwd: Path | None = None,
 ) -> Verdict:
@@ -90,13 +93,14 @@ def decide(
 
     ``read_only`` is the tool's own flag (Read, Grep, Glob, WebFetch, ... always run).
     ``read_only_bash`` enforces the plan-mode Bash rule outside plan mode (Explore/Plan).
+    ``sandboxed_bash``: Bash runs in the session's sandbox, so it is not asked about.
     ``plan_file`` is the one file Write/Edit may touch in plan mode; a relative
     ``file_path`` is resolved against ``cwd``.
     """
     if read_only:
         return ALLOW
     if tool_name == "Bash":
-        return _decide_bash(mode, str(args.get("command") or ""), read_only_bash)
+        return _decide_bash(mode, str(args.get("command") or ""), read_only_bash, sandboxed_bash)
     if mode == "bypassPermissions" or tool_name in SESSION_TOOLS:
         return ALLOW
     if tool_name in EDIT_TOOLS:
@@ -118,7 +122,9 @@ def decide(
     return Verdict("ask", permission_summary(tool_name, args))
 
 
-def _decide_bash(mode: PermissionMode, command: str, read_only_bash: bool) -> Verdict:
+def _decide_bash(
+    mode: PermissionMode, command: str, read_only_bash: bool, sandboxed: bool = False
+) -> Verdict:
     enforce = read_only_bash or mode == "plan"
     if mode == "bypassPermissions" and not enforce:
         return ALLOW
@@ -133,6 +139,8 @@ def _decide_bash(mode: PermissionMode, command: str, read_only_bash: bool) -> Ve
             f" ({reason}). Use commands that only read, such as {READ_ONLY_EXAMPLES}, "
             "without output redirection.",
         )
+    if sandboxed:
+        return ALLOW
     return Verdict("ask", f"Bash: {_one_line(command)} ({reason})")
 
 

@@ -139,6 +139,7 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
         if definition.omit_agents_md
         else (lambda: memory_reminder_for(memory_cwd, home)),
         read_only_bash=definition.source == "builtin" and definition.name in READ_ONLY_BUILTINS,
+        sandbox_auto_allow=parent.sandbox_auto_allow,
     )
 
 

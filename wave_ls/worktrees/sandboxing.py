@@ -1,4 +1,8 @@
-"""The git side of an isolated agent's sandbox (``docs/sandbox.md``).
+"""The sandbox policies: which trees an agent's commands may write (``docs/sandbox.md``).
+
+- ``session_sandbox``: the opt-in sandbox of a session (``sandbox`` in the settings
+  files): the project folder (with its git dirs), the temporary directory and
+  ``allowWrite``.
 
 - ``isolated_writable``: the trees an isolated agent's commands may write: its worktree,
   the worktree's own admin dir (``<common>/worktrees/<id>``: index, HEAD, logs) and the
@@ -24,7 +28,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from wave_ls.runtime.sandbox import Confinement, confinement
+from wave_ls.runtime.sandbox.settings import SandboxSettings, parse_sandbox_settings
 from wave_ls.worktrees import layout
+from wave_ls.worktrees.settings import read_settings_layers
 
 log = logging.getLogger(__name__)
 
@@ -185,3 +192,51 @@ not change the git config: those are refused."""
 def sandbox_prompt(worktree: Path, branch: str) -> str:
     """The system-prompt section that tells an isolated agent about its sandbox."""
     return SANDBOX_PROMPT.format(worktree=worktree, branch=branch or "its branch")
+
+
+def project_folder(cwd: Path) -> Path:
+    """The folder a session's settings and sandbox belong to: the main repository of
+    ``cwd`` (also from inside one of its worktrees), else ``cwd``."""
+    return layout.main_repo_of(cwd) or Path(os.path.realpath(cwd))
+
+
+def load_sandbox_settings(cwd: Path, home: Path) -> SandboxSettings:
+    """The ``sandbox`` settings for a session in ``cwd`` (problems logged and returned)."""
+    project = project_folder(cwd)
+    layers, problems = read_settings_layers(project, home)
+    settings = parse_sandbox_settings(layers, project, home)
+    for warning in settings.warnings:
+        log.warning("%s", warning)
+    settings.warnings[:0] = problems
+    return settings
+
+
+def session_writable(cwd: Path, settings: SandboxSettings) -> list[Path]:
+    """What a sandboxed session's commands may write: the project folder, its git dirs
+    when they lie elsewhere, the temporary directory, and ``allowWrite``."""
+    project = project_folder(cwd)
+    trees = [project]
+    dirs = git_dirs(project)
+    if dirs is not None:
+        trees += [d for d in (dirs.git_dir, dirs.common) if project not in d.parents]
+    for temp in (Path(tempfile.gettempdir()), Path("/tmp")):
+        trees.append(Path(os.path.realpath(temp)))
+    trees += settings.allow_write
+    return list(dict.fromkeys(trees))
+
+
+def session_sandbox(cwd: Path, home: Path) -> Confinement | None:
+    """The sandbox of a session's commands when its settings turn it on, else None."""
+    settings = load_sandbox_settings(cwd, home)
+    if not settings.enabled:
+        return None
+    project = project_folder(cwd)
+    return confinement(
+        session_writable(cwd, settings),
+        advice=(
+            f"Note: this command ran in the session's sandbox, which allows writes only inside "
+            f"{project}, the temporary directory and the paths in sandbox.allowWrite of "
+            ".wave/settings.json; the failure above is probably a write it refused elsewhere "
+            "(if that path is needed, ask the user to add it to sandbox.allowWrite)."
+        ),
+    )

@@ -60,6 +60,17 @@ def settings_files(project_dir: Path | None, home: Path | None) -> list[Path]:
 
 def load_worktree_settings(project_dir: Path | None, home: Path | None = None) -> WorktreeSettings:
     """Read the settings of ``project_dir`` (the main repository) and of ``home``."""
+    layers, warnings = read_settings_layers(project_dir, home)
+    settings = parse_worktree_settings(layers)
+    settings.warnings[:0] = warnings
+    return settings
+
+
+def read_settings_layers(
+    project_dir: Path | None, home: Path | None
+) -> tuple[list[tuple[Path, dict[str, Any]]], list[str]]:
+    """Every settings file that exists, parsed, most specific first; and the warnings about
+    the files that could not be read (each also logged)."""
     layers: list[tuple[Path, dict[str, Any]]] = []
     warnings: list[str] = []
     for path in settings_files(project_dir, home):
@@ -69,9 +80,7 @@ def load_worktree_settings(project_dir: Path | None, home: Path | None = None) -
             warnings.append(problem)
         if data is not None:
             layers.append((path, data))
-    settings = parse_worktree_settings(layers)
-    settings.warnings[:0] = warnings
-    return settings
+    return layers, warnings
 
 
 def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
