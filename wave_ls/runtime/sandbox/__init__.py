@@ -36,12 +36,13 @@ UNSANDBOXED_NOTE = (
 
 
 # What a refused write reads like in a command's output (Landlock: EACCES, or EXDEV for a
-# link across the boundary; bubblewrap: EROFS).
+# link across the boundary; bubblewrap: EROFS). git stash hides the error behind its own line.
 REFUSAL_MARKERS = (
     "Permission denied",
     "Read-only file system",
     "Invalid cross-device link",
     "Operation not permitted",
+    "Cannot save the current status",
 )
 
 
