@@ -24,7 +24,6 @@ from tests.test_isolation_lifecycle import (  # noqa: F401  (fixtures)
     write_settings,
 )
 from wave_ls.runtime.core import ToolContext, ToolError
-from wave_ls.runtime.tools.worktree_tools import EnterWorktreeTool, ExitWorktreeTool
 from wave_ls.worktrees import (
     IsolationError,
     SessionWorktrees,
@@ -33,6 +32,7 @@ from wave_ls.worktrees import (
     enter_session_worktree,
     exit_session_worktree,
 )
+from wave_ls.worktrees.tools import EnterWorktreeTool, ExitWorktreeTool
 
 
 async def test_enter_with_generated_name_then_keep(

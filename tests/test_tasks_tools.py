@@ -12,8 +12,8 @@ import pytest
 from wave_ls.runtime.core import ToolContext, ToolError, tool_schema
 from wave_ls.runtime.permissions import decide
 from wave_ls.runtime.tools.bash import BashTool
-from wave_ls.runtime.tools.task_control import MAX_OUTPUT_CHARS, TaskOutputTool, TaskStopTool
 from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
+from wave_ls.tasks.tools import MAX_OUTPUT_CHARS, TaskOutputTool, TaskStopTool
 
 
 @pytest.fixture

@@ -41,15 +41,15 @@ from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
 from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
-from wave_ls.runtime.tools.task_control import TaskOutputTool, TaskStopTool
-from wave_ls.runtime.tools.worktree_tools import EnterWorktreeTool, ExitWorktreeTool
 from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
 from wave_ls.subagents.activity import SubagentListener
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
 from wave_ls.subagents.settings import foreground_timeout
 from wave_ls.tasks import BackgroundTasks, TaskInfo
+from wave_ls.tasks.tools import TaskOutputTool, TaskStopTool
 from wave_ls.worktrees.session_switch import SessionWorktrees
+from wave_ls.worktrees.tools import EnterWorktreeTool, ExitWorktreeTool
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ ChangeCallback = Callable[[Path, Path | None], None]
 
 
 class SessionWorktrees:
-    """Implements ``WorktreeSwitch`` (``wave_ls.runtime.tools.worktree_tools``) for a session.
+    """Implements ``WorktreeSwitch`` (``wave_ls.worktrees.tools``) for a session.
 
     ``original_cwd`` never changes: it is where ``exit`` returns and where ``enter`` starts
     from (so a second worktree still goes under the main repository, WT-10).

@@ -5,25 +5,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
-from wave_ls.runtime.process_groups import signal_group, spawn_group
+from wave_ls.runtime.processes import spawn_bash, stop_group
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 # After SIGTERM, how long the group gets before SIGKILL.
-KILL_GRACE_S = 1.0
 # After the shell exits, how long to wait for processes it left behind to close the output.
 DRAIN_GRACE_S = 0.2
 # Nothing may wait for a person: no editor for git, no credential prompt.
-NON_INTERACTIVE_ENV = {"GIT_EDITOR": "true", "GIT_TERMINAL_PROMPT": "0"}
 
 DESCRIPTION = f"""\
 Executes a bash command and returns its output (stdout and stderr combined) and exit code.
@@ -119,19 +115,6 @@ class CommandResult:
     truncated: bool
 
 
-async def _stop_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, then SIGKILL it after a grace period."""
-    pgid = process.pid  # start_new_session: the shell leads its own group
-    signal_group(pgid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(process.wait(), KILL_GRACE_S)
-    except TimeoutError:
-        pass
-    finally:
-        # Always: children that ignored SIGTERM, or outlived the shell, go too.
-        signal_group(pgid, signal.SIGKILL)
-
-
 async def run_command(
     command: str, cwd: Path, timeout_s: float, max_chars: int = MAX_OUTPUT_CHARS
 ) -> CommandResult:
@@ -140,16 +123,7 @@ async def run_command(
     buffer = OutputBuffer(max_chars)
     read_fd, write_fd = os.pipe()
     try:
-        process = await spawn_group(
-            "bash",
-            "-c",
-            command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            env={**os.environ, **NON_INTERACTIVE_ENV},
-        )
+        process = await spawn_bash(command, cwd, output=write_fd)
     except BaseException:
         os.close(read_fd)
         raise
@@ -165,9 +139,9 @@ async def run_command(
             await asyncio.wait_for(process.wait(), timeout_s)
         except TimeoutError:
             timed_out = True
-            await _stop_group(process)
+            await stop_group(process)
         except BaseException:  # cancelled: stop the command, then let the cancel go on
-            await _stop_group(process)
+            await stop_group(process)
             raise
         # A background child may still hold the pipe: its later output is not ours.
         with contextlib.suppress(TimeoutError):
