@@ -49,6 +49,8 @@ def imported_packages(path: Path) -> set[tuple[str, int]]:
                 modules = [f"wave_ls.{alias.name}" for alias in node.names]
         elif isinstance(node, ast.Import):
             modules = [alias.name for alias in node.names]
+        else:
+            continue
         for module in modules:
             parts = module.split(".")
             if parts[0] == "wave_ls" and len(parts) > 1:

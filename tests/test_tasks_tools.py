@@ -11,9 +11,10 @@ import pytest
 
 from wave_ls.runtime.core import ToolContext, ToolError, tool_schema
 from wave_ls.runtime.permissions import decide
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.tools.bash import BashTool
 from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
-from wave_ls.tasks.tools import MAX_OUTPUT_CHARS, TaskOutputTool, TaskStopTool
+from wave_ls.tasks.control import MAX_OUTPUT_CHARS, TaskOutputTool, TaskStopTool
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ async def tasks(home: Path) -> AsyncIterator[BackgroundTasks]:
 def ctx(tmp_path: Path, home: Path, tasks: BackgroundTasks) -> ToolContext:
     work = tmp_path / "work"
     work.mkdir()
-    return ToolContext(cwd=work, home=home, services={"background": tasks})
+    return ToolContext(cwd=work, home=home, services=Services(background=tasks))
 
 
 async def wait_for_text(path: Path, text: str, seconds: float = 5.0) -> None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.text import readable, readable_json_text, unescape_path
 
 Role = Literal["system", "user", "assistant", "tool"]
@@ -301,8 +302,9 @@ class ToolContext:
 
     ``cwd`` is the agent's working directory (a worktree for an isolated subagent);
     ``write_root``, when set, is the only tree Write/Edit may touch (worktree safety);
-    ``services`` holds session-wide collaborators by name (``"tasks"``, ``"lsp"``,
-    ``"web_search"``, ``"agents"``, ...), so adapters plug in without the tools knowing them;
+    ``services`` holds the session's collaborators (``runtime/services.py``: background
+    tasks, the task list, the editor's LSP, ...), typed, so adapters plug in without the
+    tools knowing them;
     ``report(text, details=None)`` updates the tool block's ``short_result`` (and details)
     while the tool runs.
     """
@@ -312,7 +314,7 @@ class ToolContext:
     session_id: str = ""
     tool_call_id: str = ""
     write_root: Path | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
     report: Callable[..., None] = lambda _text, _details=None: None
 
     def resolve(self, path: str) -> Path:

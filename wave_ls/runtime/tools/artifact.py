@@ -62,7 +62,7 @@ class ArtifactTool:
             "sessionId": ctx.session_id,
             "toolCallId": ctx.tool_call_id,
         }
-        sink = ctx.services.get("artifacts")
+        sink = ctx.services.artifacts
         if sink is not None:
             sink.append(artifact)
         lines = count_lines(content)

@@ -7,7 +7,7 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
 from wave_ls.runtime.processes import spawn_bash, stop_group
@@ -41,20 +41,6 @@ of find/ls.
 - Independent commands may be sent as parallel tool calls; dependent ones chain with `&&`.
 - run_in_background starts a long-running command (a server, a watcher) without waiting for it, \
 when the session offers background tasks."""
-
-
-class BackgroundShells(Protocol):
-    """What ``ctx.services["background"]`` must offer for ``run_in_background``."""
-
-    async def start_shell(
-        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
-    ) -> str:
-        """Start ``command``; return its task id."""
-        ...
-
-    def output_file(self, task_id: str) -> Path | None:
-        """Where the task's output is being written."""
-        ...
 
 
 class OutputBuffer:
@@ -227,7 +213,7 @@ class BashTool:
     async def _start_background(
         self, command: str, description: str | None, ctx: ToolContext
     ) -> ToolResult:
-        shells = ctx.services.get("background")
+        shells = ctx.services.background
         if shells is None:
             raise ToolError(
                 "run_in_background is not available yet in this session; run the command "

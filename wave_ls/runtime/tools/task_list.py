@@ -1,6 +1,6 @@
 """The main agent's task list (``TaskCreate``, ``TaskGet``, ``TaskUpdate``, ``TaskList``).
 
-One ``TaskList`` per session lives in ``ctx.services["task_list"]`` (created on first use).
+One ``TaskList`` per session lives in ``ctx.services.task_list`` (the main agent's only).
 Ids are "1", "2", ... in creation order; a task set to ``deleted`` leaves the list.
 """
 
@@ -14,7 +14,6 @@ from wave_ls.runtime.tools.args import optional_str, optional_str_list, require_
 
 Status = Literal["pending", "in_progress", "completed", "deleted"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "deleted")
-SERVICE = "task_list"
 
 
 @dataclass
@@ -89,9 +88,10 @@ class TaskList:
 
 
 def task_list(ctx: ToolContext) -> TaskList:
-    """The session's task list, created on first use."""
-    store: TaskList = ctx.services.setdefault(SERVICE, TaskList())
-    return store
+    """The session's task list (only a main agent has one)."""
+    if ctx.services.task_list is None:
+        raise ToolError("The task list is not available here: only the main agent has one.")
+    return ctx.services.task_list
 
 
 def _open_blockers(store: TaskList, task: Task) -> list[str]:
