@@ -181,7 +181,8 @@ async def test_a_missing_task_id_is_named(ctx: ToolContext) -> None:
 
 def test_both_tools_run_in_plan_mode_without_asking() -> None:
     for tool in (TaskOutputTool(), TaskStopTool()):
-        assert decide("plan", tool.name, {}, read_only=tool.read_only).action == "allow"
+        assert tool.effect == "session"
+        assert decide("plan", tool.name, {}, effect=tool.effect).action == "allow"
         schema = tool_schema(tool)
         assert schema["function"]["name"] == tool.name
         assert "task_id" in schema["function"]["parameters"]["properties"]

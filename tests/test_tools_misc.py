@@ -57,8 +57,21 @@ def test_builtin_tools_are_fresh_complete_and_well_formed() -> None:
             schema["parameters"]["properties"]
         )
         assert len(tool.description) > 80, tool.name
-    writers = {tool.name for tool in tools if not tool.read_only}
-    assert writers == {"Write", "Edit", "Bash"}
+    effects = {tool.name: tool.effect for tool in tools}
+    assert {name for name, effect in effects.items() if effect != "read"} == {
+        "Write",
+        "Edit",
+        "Bash",
+        "ExitPlanMode",  # session tools: they act on the session, never on the project
+        "Artifact",
+        "TaskCreate",
+        "TaskGet",
+        "TaskUpdate",
+        "TaskList",
+    }
+    assert {effects["Write"], effects["Edit"], effects["Bash"]} == {"edit", "execute"}
+    # Only what changes files or runs commands waits for the calls before it.
+    assert {tool.name for tool in tools if not tool.concurrency_safe} == {"Write", "Edit", "Bash"}
 
 
 def test_claude_code_parameter_names() -> None:

@@ -336,6 +336,7 @@ class PlanModeExit:
             "ExitPlanMode",
             {"plan": plan},
             "exit plan mode and start implementing the plan",
+            effect="session",
             tool_call_id=tool_call_id,
         )
         decision = await self.session.conversation.asker.ask(request)

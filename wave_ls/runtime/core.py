@@ -243,6 +243,19 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 )
 
 
+Effect = Literal["read", "edit", "execute", "worktree", "session", "other"]
+"""What a tool does, which is what the permission policy reads (``runtime/permissions``):
+
+- ``read``: reads the project or the web and changes nothing (Read, Grep, WebFetch, ...);
+- ``edit``: changes files (Write, Edit);
+- ``execute``: runs commands (Bash: each command is judged on its own);
+- ``worktree``: creates or removes git worktrees (EnterWorktree, ExitWorktree);
+- ``session``: acts on the session itself, never on the project (Agent, the task list,
+  TaskOutput/TaskStop, Artifact, ExitPlanMode);
+- ``other``: anything else (asked for: the safe default for a tool we do not know).
+"""
+
+
 @dataclass
 class PermissionRequest:
     """One "may this run?" question.
@@ -258,6 +271,7 @@ class PermissionRequest:
     tool_name: str
     arguments: dict[str, Any]
     summary: str  # one line a person reads: "Edit src/app.py", "Bash: rm -rf build"
+    effect: Effect = "other"
     cwd: Path | None = None
     preview: dict[str, str] | None = None
     tool_call_id: str = ""
@@ -338,12 +352,14 @@ class ToolContext:
 
 @runtime_checkable
 class Tool(Protocol):
-    """One tool. ``parameters`` is a JSON schema; ``read_only`` tools may run concurrently
-    with each other and are allowed in plan mode."""
+    """One tool. ``parameters`` is a JSON schema; ``effect`` says what it does (and so what
+    the permission policy allows); ``concurrency_safe`` tools run together with their
+    neighbours in one round of calls, the others one at a time in order."""
 
     name: str
     parameters: dict[str, Any]
-    read_only: bool
+    effect: Effect
+    concurrency_safe: bool
 
     @property
     def description(self) -> str: ...  # may be computed (the Agent tool's is)

@@ -284,7 +284,7 @@ class Conversation:
         tool = self._find(call.name)
         if tool is None:
             return True
-        return bool(getattr(tool, "concurrency_safe", tool.read_only))
+        return tool.concurrency_safe
 
     def _find(self, name: str) -> Tool | None:
         return next((tool for tool in self.config.tools if tool.name == name), None)
@@ -334,7 +334,7 @@ class Conversation:
             self.config.permission_mode,
             tool.name,
             args,
-            read_only=tool.read_only,
+            effect=tool.effect,
             read_only_bash=self.config.read_only_bash,
         )
         if verdict.action != "ask":
@@ -342,7 +342,13 @@ class Conversation:
         summary = permission_summary(tool.name, args)
         preview = await tool.preview(args, ctx) if isinstance(tool, PreviewsChanges) else None
         request = PermissionRequest(
-            tool.name, args, summary, cwd=ctx.cwd, preview=preview, tool_call_id=ctx.tool_call_id
+            tool.name,
+            args,
+            summary,
+            effect=tool.effect,
+            cwd=ctx.cwd,
+            preview=preview,
+            tool_call_id=ctx.tool_call_id,
         )
         decision = await self.asker.ask(request)
         if not decision.allowed and not decision.message:

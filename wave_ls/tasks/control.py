@@ -1,7 +1,7 @@
 """``TaskOutput`` and ``TaskStop``: read and stop the session's background tasks.
 
-Both find the session's ``BackgroundTasks`` at ``ctx.services["background"]``. Both are
-``read_only``: they touch no file and stop only our own work, so they run in every
+Both find the session's ``BackgroundTasks`` at ``ctx.services.background``. Both are
+``effect = "session"``: they touch no file and stop only our own work, so they run in every
 permission mode (plan mode included) without asking, as in Claude Code.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str
 from wave_ls.tasks.manager import BackgroundTasks
 from wave_ls.tasks.model import TaskInfo, UnknownTask
@@ -142,7 +142,7 @@ class TaskOutputTool:
     name = "TaskOutput"
     description = TASK_OUTPUT_DESCRIPTION
     parameters = TASK_OUTPUT_PARAMETERS
-    read_only = True
+    effect: Effect = "session"
     concurrency_safe = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -172,7 +172,7 @@ class TaskStopTool:
     name = "TaskStop"
     description = TASK_STOP_DESCRIPTION
     parameters = TASK_STOP_PARAMETERS
-    read_only = True
+    effect: Effect = "session"
     concurrency_safe = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

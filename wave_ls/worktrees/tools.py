@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_str, require_str
 from wave_ls.worktrees.isolation import IsolationError
 from wave_ls.worktrees.session_switch import SessionWorktrees
@@ -93,7 +93,8 @@ class EnterWorktreeTool:
 
     name = "EnterWorktree"
     description = ENTER_DESCRIPTION
-    read_only = False
+    effect: Effect = "worktree"
+    concurrency_safe = False
     parameters = ENTER_PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -138,7 +139,8 @@ class ExitWorktreeTool:
 
     name = "ExitWorktree"
     description = EXIT_DESCRIPTION
-    read_only = False
+    effect: Effect = "worktree"
+    concurrency_safe = False
     parameters = EXIT_PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.processes import spawn_bash, stop_group
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
 
@@ -172,7 +172,8 @@ class BashTool:
 
     name = "Bash"
     description = DESCRIPTION
-    read_only = False
+    effect: Effect = "execute"
+    concurrency_safe = False
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

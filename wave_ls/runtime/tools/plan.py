@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolResult
 from wave_ls.runtime.tools.args import require_str
 
 DESCRIPTION = """\
@@ -42,7 +42,8 @@ class ExitPlanModeTool:
 
     name = "ExitPlanMode"
     description = DESCRIPTION
-    read_only = True  # it must stay callable in plan mode
+    effect: Effect = "session"  # it must stay callable in plan mode
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

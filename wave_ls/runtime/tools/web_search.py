@@ -1,6 +1,6 @@
 """``WebSearch``: search the web through a pluggable provider.
 
-The provider is ``ctx.services["web_search"]`` (any object with
+The provider is ``ctx.services.web_search`` (any object with
 ``async search(query) -> list[{"title", "url", "snippet"}]``), or else, when the environment
 sets ``WAVE_WEB_SEARCH_URL``, a URL template returning JSON, e.g. a SearxNG instance:
 ``https://searx.example/search?format=json&q={query}``. ``{query}`` is replaced by the
@@ -16,7 +16,7 @@ import os
 from typing import Any
 from urllib.parse import quote_plus, urlsplit
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.services import SearchProvider
 from wave_ls.runtime.tools.args import optional_str_list, require_str
 from wave_ls.runtime.tools.web_fetch import check_url, fetch
@@ -138,7 +138,8 @@ class WebSearchTool:
 
     name = "WebSearch"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
