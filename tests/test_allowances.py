@@ -8,11 +8,13 @@ from typing import Any
 import pytest
 
 from wave_ls.runtime.allowances import RememberingAsker, allowance_for
-from wave_ls.runtime.core import PermissionDecision, PermissionRequest
+from wave_ls.runtime.core import Effect, PermissionDecision, PermissionRequest
+
+EFFECTS: dict[str, Effect] = {"Write": "edit", "Edit": "edit", "Bash": "execute"}
 
 
 def request(tool: str, cwd: Path | None = None, **args: Any) -> PermissionRequest:
-    return PermissionRequest(tool, args, f"{tool} call", cwd=cwd)
+    return PermissionRequest(tool, args, f"{tool} call", EFFECTS.get(tool, "other"), cwd=cwd)
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ from tests.test_isolation_lifecycle import (  # noqa: F401  (fixtures)
     write_settings,
 )
 from wave_ls.runtime.core import ToolContext, ToolError
-from wave_ls.runtime.tools.worktree_tools import EnterWorktreeTool, ExitWorktreeTool
+from wave_ls.runtime.services import Services
 from wave_ls.worktrees import (
     IsolationError,
     SessionWorktrees,
@@ -33,6 +34,7 @@ from wave_ls.worktrees import (
     enter_session_worktree,
     exit_session_worktree,
 )
+from wave_ls.worktrees.tools import EnterWorktreeTool, ExitWorktreeTool
 
 
 async def test_enter_with_generated_name_then_keep(
@@ -141,8 +143,8 @@ async def test_recovers_when_the_worktree_is_deleted_by_hand(repo: Path, home: P
 # ---------------------------------------------------------------------- tools
 
 
-def context(cwd: Path, home: Path, **services: object) -> ToolContext:
-    return ToolContext(cwd=cwd, home=home, services=dict(services))
+def context(cwd: Path, home: Path, **services: Any) -> ToolContext:
+    return ToolContext(cwd=cwd, home=home, services=Services(**services))
 
 
 async def test_enter_and_exit_tools(repo: Path, home: Path):

@@ -37,6 +37,7 @@ from tests.support.background import (
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import CLIENTS, capabilities, server_env
 from wave_ls.runtime.core import ToolContext
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.tools.bash import BashTool
 from wave_ls.tasks import BackgroundTasks
 
@@ -347,7 +348,7 @@ async def test_background_bash_notifies_when_it_ends(
 async def test_background_bash_result_names_its_output_file(home: Path, project: Path) -> None:
     # BG-1 (reference: "a unique task id and the path of the live output file at once")
     tasks = BackgroundTasks("s1", home)
-    ctx = ToolContext(cwd=project, home=home, services={"background": tasks})
+    ctx = ToolContext(cwd=project, home=home, services=Services(background=tasks))
     try:
         result = await BashTool().run({"command": "sleep 5", "run_in_background": True}, ctx)
         [info] = tasks.list()

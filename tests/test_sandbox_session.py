@@ -88,16 +88,16 @@ def test_session_writable_is_the_project_its_git_dirs_temp_and_allow_write(
 def test_permissions_with_the_session_sandbox() -> None:
     args = {"command": "rm -rf build && npm test"}
     for mode in ("default", "acceptEdits"):
-        assert decide(mode, "Bash", args, read_only=False).action == "ask"
-        assert decide(mode, "Bash", args, read_only=False, sandboxed_bash=True).action == "allow"
+        assert decide(mode, "Bash", args, effect="execute").action == "ask"
+        assert decide(mode, "Bash", args, effect="execute", sandboxed=True).action == "allow"
     # Plan mode and read-only agents keep their rules; edits are still asked for.
-    assert decide("plan", "Bash", args, read_only=False, sandboxed_bash=True).action == "deny"
+    assert decide("plan", "Bash", args, effect="execute", sandboxed=True).action == "deny"
     read_only = decide(
-        "default", "Bash", args, read_only=False, read_only_bash=True, sandboxed_bash=True
+        "default", "Bash", args, effect="execute", read_only_bash=True, sandboxed=True
     )
     assert read_only.action == "deny" and "This agent is read-only" in read_only.message
     edit = {"file_path": "a.py", "old_string": "a", "new_string": "b"}
-    assert decide("default", "Edit", edit, read_only=False, sandboxed_bash=True).action == "ask"
+    assert decide("default", "Edit", edit, effect="edit", sandboxed=True).action == "ask"
 
 
 @needs_landlock

@@ -11,9 +11,10 @@ import pytest
 
 from wave_ls.runtime.core import ToolContext, ToolError, tool_schema
 from wave_ls.runtime.permissions import decide
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.tools.bash import BashTool
-from wave_ls.runtime.tools.task_control import MAX_OUTPUT_CHARS, TaskOutputTool, TaskStopTool
 from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
+from wave_ls.tasks.control import MAX_OUTPUT_CHARS, TaskOutputTool, TaskStopTool
 
 
 @pytest.fixture
@@ -27,7 +28,7 @@ async def tasks(home: Path) -> AsyncIterator[BackgroundTasks]:
 def ctx(tmp_path: Path, home: Path, tasks: BackgroundTasks) -> ToolContext:
     work = tmp_path / "work"
     work.mkdir()
-    return ToolContext(cwd=work, home=home, services={"background": tasks})
+    return ToolContext(cwd=work, home=home, services=Services(background=tasks))
 
 
 async def wait_for_text(path: Path, text: str, seconds: float = 5.0) -> None:
@@ -180,7 +181,8 @@ async def test_a_missing_task_id_is_named(ctx: ToolContext) -> None:
 
 def test_both_tools_run_in_plan_mode_without_asking() -> None:
     for tool in (TaskOutputTool(), TaskStopTool()):
-        assert decide("plan", tool.name, {}, read_only=tool.read_only).action == "allow"
+        assert tool.effect == "session"
+        assert decide("plan", tool.name, {}, effect=tool.effect).action == "allow"
         schema = tool_schema(tool)
         assert schema["function"]["name"] == tool.name
         assert "task_id" in schema["function"]["parameters"]["properties"]

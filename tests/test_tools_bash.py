@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -159,7 +160,7 @@ class Shells:
 
 async def test_run_in_background_uses_the_service(ctx: ToolContext) -> None:
     shells = Shells()
-    ctx.services["background"] = shells
+    ctx.services = replace(ctx.services, background=shells)
     result = await BashTool().run(
         {"command": "npm run dev", "run_in_background": True, "description": "Start dev"}, ctx
     )

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from wave_ls.runtime.core import Tool, ToolContext, ToolError, tool_schema
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.tools import (
     ArtifactTool,
     ExitPlanModeTool,
@@ -27,7 +29,12 @@ from wave_ls.runtime.tools import (
 def ctx(tmp_path: Path) -> ToolContext:
     (tmp_path / "project").mkdir()
     (tmp_path / "home").mkdir()
-    return ToolContext(cwd=tmp_path / "project", home=tmp_path / "home", session_id="s1")
+    return ToolContext(
+        cwd=tmp_path / "project",
+        home=tmp_path / "home",
+        session_id="s1",
+        services=Services(task_list=TaskList()),
+    )
 
 
 # ------------------------------------------------------------------ registry
@@ -50,8 +57,21 @@ def test_builtin_tools_are_fresh_complete_and_well_formed() -> None:
             schema["parameters"]["properties"]
         )
         assert len(tool.description) > 80, tool.name
-    writers = {tool.name for tool in tools if not tool.read_only}
-    assert writers == {"Write", "Edit", "Bash"}
+    effects = {tool.name: tool.effect for tool in tools}
+    assert {name for name, effect in effects.items() if effect != "read"} == {
+        "Write",
+        "Edit",
+        "Bash",
+        "ExitPlanMode",  # session tools: they act on the session, never on the project
+        "Artifact",
+        "TaskCreate",
+        "TaskGet",
+        "TaskUpdate",
+        "TaskList",
+    }
+    assert {effects["Write"], effects["Edit"], effects["Bash"]} == {"edit", "execute"}
+    # Only what changes files or runs commands waits for the calls before it.
+    assert {tool.name for tool in tools if not tool.concurrency_safe} == {"Write", "Edit", "Bash"}
 
 
 def test_claude_code_parameter_names() -> None:
@@ -148,7 +168,7 @@ async def test_lsp_definition_converts_positions_and_formats_locations(ctx: Tool
             ]
         }
     )
-    ctx.services["lsp"] = editor
+    ctx.services = replace(ctx.services, lsp=editor)
     result = await LspTool().run(
         {"operation": "goToDefinition", "filePath": "app.py", "line": 3, "character": 7}, ctx
     )
@@ -165,7 +185,7 @@ async def test_lsp_definition_converts_positions_and_formats_locations(ctx: Tool
 
 
 async def test_lsp_hover_symbols_and_empty_answers(ctx: ToolContext) -> None:
-    ctx.services["lsp"] = FakeEditor(
+    editor = FakeEditor(
         {
             "hover": {"contents": {"kind": "markdown", "value": "def f() -> int"}},
             "documentSymbol": [
@@ -182,6 +202,7 @@ async def test_lsp_hover_symbols_and_empty_answers(ctx: ToolContext) -> None:
             "workspaceSymbol": [],
         }
     )
+    ctx.services = replace(ctx.services, lsp=editor)
     hover = await LspTool().run(
         {"operation": "hover", "filePath": "a.py", "line": 1, "character": 1}, ctx
     )
@@ -195,7 +216,7 @@ async def test_lsp_hover_symbols_and_empty_answers(ctx: ToolContext) -> None:
 
 
 async def test_lsp_validates_operation_and_position(ctx: ToolContext) -> None:
-    ctx.services["lsp"] = FakeEditor({})
+    ctx.services = replace(ctx.services, lsp=FakeEditor({}))
     with pytest.raises(ToolError, match="Parameter 'operation' must be one of"):
         await LspTool().run({"operation": "rename", "filePath": "a.py"}, ctx)
     with pytest.raises(ToolError, match="Missing required parameter 'line' for hover"):
@@ -207,7 +228,7 @@ async def test_lsp_validates_operation_and_position(ctx: ToolContext) -> None:
 
 async def test_artifact_goes_to_the_session_sink(ctx: ToolContext) -> None:
     sink: list[dict[str, Any]] = []
-    ctx.services["artifacts"] = sink
+    ctx.services = replace(ctx.services, artifacts=sink)
     result = await ArtifactTool().run(
         {"title": "Design", "content": "# A\nB\n", "kind": "markdown"}, ctx
     )
@@ -234,7 +255,7 @@ async def test_task_list_round_trip(ctx: ToolContext) -> None:
     )
     assert first.content == "Task #1 created successfully: Run tests"
     await create.run({"subject": "Fix bug", "description": "the crash"}, ctx)
-    assert isinstance(ctx.services["task_list"], TaskList)
+    assert ctx.services.task_list is not None and len(ctx.services.task_list.to_json()) == 2
 
     await TaskUpdateTool().run({"taskId": "1", "status": "in_progress"}, ctx)
     await TaskUpdateTool().run({"taskId": "2", "addBlockedBy": ["1"], "owner": "me"}, ctx)
@@ -285,11 +306,11 @@ class PlanMode:
 
 async def test_exit_plan_mode_asks_for_approval(ctx: ToolContext) -> None:
     mode = PlanMode(approve=True)
-    ctx.services["plan_mode"] = mode
+    ctx.services = replace(ctx.services, plan_mode=mode)
     result = await ExitPlanModeTool().run({"plan": "1. Edit app.py"}, ctx)
     assert mode.plans == ["1. Edit app.py"]
     assert "approved" in result.content and not result.is_error
-    ctx.services["plan_mode"] = PlanMode(approve=False)
+    ctx.services = replace(ctx.services, plan_mode=PlanMode(approve=False))
     refused = await ExitPlanModeTool().run({"plan": "1. Edit app.py"}, ctx)
     assert refused.is_error and "Stay in plan mode" in refused.content
 

@@ -6,6 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -208,6 +209,6 @@ async def test_search_prefers_the_session_provider(
     ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(ENV_URL, "http://127.0.0.1:1/never?q={query}")
-    ctx.services["web_search"] = Provider()
+    ctx.services = replace(ctx.services, web_search=Provider())
     result = await WebSearchTool().run({"query": "wave"}, ctx)
     assert "1. About wave\n   https://a.org/" in result.content

@@ -39,18 +39,20 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
-from wave_ls.runtime.tools.task_control import TaskOutputTool, TaskStopTool
-from wave_ls.runtime.tools.worktree_tools import EnterWorktreeTool, ExitWorktreeTool
+from wave_ls.runtime.tools.task_list import TaskList
 from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
 from wave_ls.subagents.activity import SubagentListener
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
 from wave_ls.subagents.settings import foreground_timeout
 from wave_ls.tasks import BackgroundTasks, TaskInfo
+from wave_ls.tasks.control import TaskOutputTool, TaskStopTool
 from wave_ls.worktrees.sandboxing import session_sandbox
 from wave_ls.worktrees.session_switch import SessionWorktrees
+from wave_ls.worktrees.tools import EnterWorktreeTool, ExitWorktreeTool
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +75,7 @@ class AgentSession:
         permission_mode: PermissionMode = "default",
         sink: EventSink | None = None,
         asker: PermissionAsker | None = None,
-        services: dict[str, Any] | None = None,
+        services: Services | None = None,
         tools: Sequence[Tool] | None = None,
         messages: Sequence[Message] = (),
         persist: bool = True,
@@ -83,7 +85,6 @@ class AgentSession:
         self.id = session_id or uuid.uuid4().hex
         self.cwd = cwd.resolve()
         self.home = home
-        self.services: dict[str, Any] = dict(services or {})
         self.catalog = catalog
         self.transcript: TranscriptWriter | None = None
         if persist:
@@ -102,8 +103,12 @@ class AgentSession:
         self.worktrees = SessionWorktrees(
             self.cwd, home, owner=f"session {self.id}", session_id=self.id, on_change=self._moved
         )
-        self.services.update(
-            background=self.tasks, session_worktree=self.worktrees, plan_mode=PlanModeExit(self)
+        self.services = dataclasses.replace(
+            services or Services(),
+            task_list=TaskList(),
+            background=self.tasks,
+            session_worktree=self.worktrees,
+            plan_mode=PlanModeExit(self),
         )
         all_tools = list(tools) if tools is not None else session_tools()
         if catalog is not None:
@@ -120,7 +125,6 @@ class AgentSession:
                 foreground_timeout=foreground_timeout(self.cwd, home),
                 tool_factory=session_tools,
             )
-            self.services["subagents"] = self.subagents
             all_tools.append(AgentTool(self.subagents))
         config = AgentConfig(
             system_prompt=main_system_prompt(self.cwd),
@@ -344,6 +348,7 @@ class PlanModeExit:
             "ExitPlanMode",
             {"plan": plan},
             "exit plan mode and start implementing the plan",
+            effect="session",
             tool_call_id=tool_call_id,
         )
         decision = await self.session.conversation.asker.ask(request)

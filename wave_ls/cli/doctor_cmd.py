@@ -107,7 +107,7 @@ def probe_sandbox() -> str | None:
     import subprocess
     import tempfile
 
-    from wave_ls.runtime.process_groups import confined
+    from wave_ls.runtime.processes import confined
     from wave_ls.runtime.sandbox import confinement
 
     with tempfile.TemporaryDirectory(prefix="wave-doctor-") as scratch:

@@ -37,7 +37,6 @@ from wave_ls.runtime.core import (
     PermissionDecision,
     PermissionRequest,
 )
-from wave_ls.runtime.permissions import EDIT_TOOLS
 
 NEVER_REMEMBERED = frozenset({"ExitPlanMode"})
 # Programs whose first argument is code or another command: a prefix would allow anything.
@@ -97,7 +96,7 @@ class Allowance:
     def covers(self, request: PermissionRequest) -> bool:
         name = request.tool_name
         if self.kind == "files":
-            return name in EDIT_TOOLS and _inside(_target(request), self.value)
+            return request.effect == "edit" and _inside(_target(request), self.value)
         if name != self.tool:
             return False
         if self.kind == "prefix":
@@ -119,7 +118,7 @@ def allowance_for(request: PermissionRequest, folder: Path) -> Allowance | None:
     name = request.tool_name
     if name in NEVER_REMEMBERED:
         return None
-    if name in EDIT_TOOLS:
+    if request.effect == "edit":
         target = _target(request)
         root = os.path.realpath(folder)
         if target is None or not _inside(target, root):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.text import readable, readable_json_text, unescape_path
 
 if TYPE_CHECKING:
@@ -245,6 +246,19 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
 )
 
 
+Effect = Literal["read", "edit", "execute", "worktree", "session", "other"]
+"""What a tool does, which is what the permission policy reads (``runtime/permissions``):
+
+- ``read``: reads the project or the web and changes nothing (Read, Grep, WebFetch, ...);
+- ``edit``: changes files (Write, Edit);
+- ``execute``: runs commands (Bash: each command is judged on its own);
+- ``worktree``: creates or removes git worktrees (EnterWorktree, ExitWorktree);
+- ``session``: acts on the session itself, never on the project (Agent, the task list,
+  TaskOutput/TaskStop, Artifact, ExitPlanMode);
+- ``other``: anything else (asked for: the safe default for a tool we do not know).
+"""
+
+
 @dataclass
 class PermissionRequest:
     """One "may this run?" question.
@@ -260,6 +274,7 @@ class PermissionRequest:
     tool_name: str
     arguments: dict[str, Any]
     summary: str  # one line a person reads: "Edit src/app.py", "Bash: rm -rf build"
+    effect: Effect = "other"
     cwd: Path | None = None
     preview: dict[str, str] | None = None
     tool_call_id: str = ""
@@ -304,8 +319,9 @@ class ToolContext:
 
     ``cwd`` is the agent's working directory (a worktree for an isolated subagent);
     ``write_root``, when set, is the only tree Write/Edit may touch (worktree safety);
-    ``services`` holds session-wide collaborators by name (``"tasks"``, ``"lsp"``,
-    ``"web_search"``, ``"agents"``, ...), so adapters plug in without the tools knowing them;
+    ``services`` holds the session's collaborators (``runtime/services.py``: background
+    tasks, the task list, the editor's LSP, ...), typed, so adapters plug in without the
+    tools knowing them;
     ``report(text, details=None)`` updates the tool block's ``short_result`` (and details)
     while the tool runs; ``sandbox``, when set, confines every command the agent starts
     (Bash, background Bash) to the trees it may write (``docs/sandbox.md``).
@@ -316,7 +332,7 @@ class ToolContext:
     session_id: str = ""
     tool_call_id: str = ""
     write_root: Path | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    services: Services = field(default_factory=Services)
     sandbox: Confinement | None = None
     report: Callable[..., None] = lambda _text, _details=None: None
 
@@ -341,12 +357,14 @@ class ToolContext:
 
 @runtime_checkable
 class Tool(Protocol):
-    """One tool. ``parameters`` is a JSON schema; ``read_only`` tools may run concurrently
-    with each other and are allowed in plan mode."""
+    """One tool. ``parameters`` is a JSON schema; ``effect`` says what it does (and so what
+    the permission policy allows); ``concurrency_safe`` tools run together with their
+    neighbours in one round of calls, the others one at a time in order."""
 
     name: str
     parameters: dict[str, Any]
-    read_only: bool
+    effect: Effect
+    concurrency_safe: bool
 
     @property
     def description(self) -> str: ...  # may be computed (the Agent tool's is)

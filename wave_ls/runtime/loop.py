@@ -287,7 +287,7 @@ class Conversation:
         tool = self._find(call.name)
         if tool is None:
             return True
-        return bool(getattr(tool, "concurrency_safe", tool.read_only))
+        return tool.concurrency_safe
 
     def _find(self, name: str) -> Tool | None:
         return next((tool for tool in self.config.tools if tool.name == name), None)
@@ -337,9 +337,9 @@ class Conversation:
             self.config.permission_mode,
             tool.name,
             args,
-            read_only=tool.read_only,
+            effect=tool.effect,
             read_only_bash=self.config.read_only_bash,
-            sandboxed_bash=self.config.sandbox_auto_allow
+            sandboxed=self.config.sandbox_auto_allow
             and ctx.sandbox is not None
             and ctx.sandbox.confined,
         )
@@ -348,7 +348,13 @@ class Conversation:
         summary = permission_summary(tool.name, args)
         preview = await tool.preview(args, ctx) if isinstance(tool, PreviewsChanges) else None
         request = PermissionRequest(
-            tool.name, args, summary, cwd=ctx.cwd, preview=preview, tool_call_id=ctx.tool_call_id
+            tool.name,
+            args,
+            summary,
+            effect=tool.effect,
+            cwd=ctx.cwd,
+            preview=preview,
+            tool_call_id=ctx.tool_call_id,
         )
         decision = await self.asker.ask(request)
         if not decision.allowed and not decision.message:

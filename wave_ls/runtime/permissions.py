@@ -2,64 +2,39 @@
 
 ``decide`` is consulted by the conversation loop before every tool call. It is pure: the
 loop turns ``ask`` into a ``PermissionAsker`` round trip and ``deny`` into an error result
-the model reads. The rules, by mode (see docs/memory-and-permissions.md):
+the model reads. It reads the tool's declared ``effect`` (``runtime/core.Effect``), never
+its name. The rules, by mode (see docs/memory-and-permissions.md):
 
 ==================  =========  ===========  ============  ==========================
-tool                 default    acceptEdits  plan          bypassPermissions
+effect               default    acceptEdits  plan          bypassPermissions
 ==================  =========  ===========  ============  ==========================
-read-only tools      allow      allow        allow         allow
-session tools        allow      allow        allow         allow
-Write/Edit           ask        allow        deny [1]      allow
-Bash, read-only      allow      allow        allow         allow
-Bash, other          ask        ask          deny          allow
-Enter/ExitWorktree   allow      allow        deny          allow
-anything else        ask        ask          deny          allow
+read                 allow      allow        allow         allow
+session              allow      allow        allow         allow
+edit                 ask        allow        deny          allow
+execute, read-only   allow      allow        allow         allow
+execute, other       ask        ask          deny          allow
+worktree             allow      allow        deny          allow
+other                ask        ask          deny          allow
 ==================  =========  ===========  ============  ==========================
 
-[1] except the session's plan file, when the caller names it (``plan_file``).
-``read_only_bash=True`` (Explore/Plan subagents) applies the plan-mode Bash rule in every
-mode, ``bypassPermissions`` included. ``sandboxed_bash=True`` (the user turned the session's
-sandbox on and it confines this agent's commands) allows every Bash command in ``default``
-and ``acceptEdits`` without asking; plan mode and ``read_only_bash`` are unchanged.
+``read_only_bash=True`` (Explore/Plan subagents) applies the plan-mode rule for commands in
+every mode, ``bypassPermissions`` included. ``sandboxed=True`` (the user turned the session's
+sandbox on, and it confines this agent's commands) allows every command in ``default`` and
+``acceptEdits`` without asking; plan mode and ``read_only_bash`` are unchanged. A subagent's
+own tool calls are decided again under its own mode, so delegating is no way around the
+policy.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from wave_ls.runtime.bash_safety import READ_ONLY_EXAMPLES, is_read_only_command
-from wave_ls.runtime.core import PermissionMode, PermissionRequest
+from wave_ls.runtime.core import Effect, PermissionMode
 
 Action = Literal["allow", "ask", "deny"]
-
-EDIT_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
-"""Tools that change files; ``acceptEdits`` allows them without asking."""
-
-SESSION_TOOLS = frozenset(
-    {
-        "TaskCreate",
-        "TaskGet",
-        "TaskUpdate",
-        "TaskList",
-        "TaskOutput",
-        "TaskStop",
-        "Agent",
-        "Artifact",
-        "ExitPlanMode",
-        "EnterPlanMode",
-        "Skill",
-    }
-)
-"""Tools that act on the session itself (task list, delegation, plan approval), never on the
-project's files: allowed in every mode. A subagent's own tool calls are decided again under
-its own mode, so delegating is no way around the policy."""
-
-WORKTREE_TOOLS = frozenset({"EnterWorktree", "ExitWorktree"})
-"""Create or leave a git worktree: an explicit user-driven step, but a change: not in plan."""
 
 PLAN_MODE_EDIT_DENIED = (
     "Plan mode is active: file changes are not allowed until the plan is approved "
@@ -83,30 +58,22 @@ def decide(
     tool_name: str,
     args: dict[str, Any],
     *,
-    read_only: bool,
+    effect: Effect,
     read_only_bash: bool = False,
-    sandboxed_bash: bool = False,
-    plan_file: Path | None = None,
-    cwd: Path | None = None,
+    sandboxed: bool = False,
 ) -> Verdict:
-    """The verdict for calling ``tool_name`` with ``args`` in ``mode``.
-
-    ``read_only`` is the tool's own flag (Read, Grep, Glob, WebFetch, ... always run).
-    ``read_only_bash`` enforces the plan-mode Bash rule outside plan mode (Explore/Plan).
-    ``sandboxed_bash``: Bash runs in the session's sandbox, so it is not asked about.
-    ``plan_file`` is the one file Write/Edit may touch in plan mode; a relative
-    ``file_path`` is resolved against ``cwd``.
-    """
-    if read_only:
+    """The verdict for calling ``tool_name`` (whose effect is ``effect``) with ``args`` in
+    ``mode``; ``read_only_bash`` enforces the plan-mode rule for commands outside plan mode
+    (Explore/Plan); ``sandboxed``: commands run in the session's sandbox, unasked."""
+    if effect == "read":
         return ALLOW
-    if tool_name == "Bash":
-        return _decide_bash(mode, str(args.get("command") or ""), read_only_bash, sandboxed_bash)
-    if mode == "bypassPermissions" or tool_name in SESSION_TOOLS:
+    if effect == "execute":
+        command = str(args.get("command") or "")
+        return _decide_command(mode, command, read_only_bash, sandboxed)
+    if mode == "bypassPermissions" or effect == "session":
         return ALLOW
-    if tool_name in EDIT_TOOLS:
+    if effect == "edit":
         if mode == "plan":
-            if plan_file is not None and _same_file(args, plan_file, cwd):
-                return ALLOW
             return Verdict("deny", PLAN_MODE_EDIT_DENIED)
         if mode == "acceptEdits":
             return ALLOW
@@ -117,12 +84,12 @@ def decide(
             f"Plan mode is active: {tool_name} is not allowed until the plan is approved "
             "(use ExitPlanMode). Only read-only tools and read-only Bash commands can run.",
         )
-    if tool_name in WORKTREE_TOOLS:
+    if effect == "worktree":
         return ALLOW
     return Verdict("ask", permission_summary(tool_name, args))
 
 
-def _decide_bash(
+def _decide_command(
     mode: PermissionMode, command: str, read_only_bash: bool, sandboxed: bool = False
 ) -> Verdict:
     enforce = read_only_bash or mode == "plan"
@@ -144,19 +111,6 @@ def _decide_bash(
     return Verdict("ask", f"Bash: {_one_line(command)} ({reason})")
 
 
-def _same_file(args: dict[str, Any], plan_file: Path, cwd: Path | None) -> bool:
-    raw = args.get("file_path")
-    if not isinstance(raw, str) or not raw:
-        return False
-    path = Path(raw).expanduser()
-    if not path.is_absolute():
-        if cwd is None:
-            return False
-        path = cwd / path
-    # abspath normalises "..", so "plans/../src/app.py" is not the plan file.
-    return os.path.abspath(path) == os.path.abspath(plan_file.expanduser())
-
-
 def permission_summary(tool_name: str, args: dict[str, Any]) -> str:
     """One line a person reads before approving: "Edit src/app.py", "Bash: rm -rf build"."""
     if tool_name == "Bash":
@@ -171,11 +125,6 @@ def permission_summary(tool_name: str, args: dict[str, Any]) -> str:
     if not args:
         return tool_name
     return f"{tool_name} {_one_line(json.dumps(args, ensure_ascii=False, sort_keys=True))}"
-
-
-def permission_request(tool_name: str, args: dict[str, Any]) -> PermissionRequest:
-    """The request handed to a ``PermissionAsker`` when ``decide`` says ``ask``."""
-    return PermissionRequest(tool_name, args, permission_summary(tool_name, args))
 
 
 def _one_line(text: str, limit: int = 200) -> str:

@@ -203,7 +203,7 @@ def serve(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> int:
     # Some libraries print; stdout belongs to JSON-RPC.
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     server = create_server()
-    from wave_ls.runtime.process_groups import reaper
+    from wave_ls.runtime.processes import reaper
 
     reaper.start()  # what the agent starts never outlives this process (docs/tools.md)
     if tcp:

@@ -21,7 +21,7 @@ CAPABILITY = "editorLsp"
 
 
 class EditorLsp:
-    """``ctx.services["lsp"]`` for the sessions of a client that offers it."""
+    """``ctx.services.lsp`` for the sessions of a client that offers it."""
 
     def __init__(self, server: WaveServer, session_id: str) -> None:
         self.server = server

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
+from wave_ls.runtime.services import Services
 from wave_ls.runtime.transcript import valid_session_id
 from wave_ls.server.app import WaveServer
 from wave_ls.server.editor_lsp import editor_lsp_for
@@ -70,7 +71,7 @@ def open_session(
         asker=LspPermissionAsker(ls, lambda: session_id),
         messages=messages or [],
         catalog=lambda: ls.agents.load(cwd),
-        services={"lsp": editor} if editor else None,
+        services=Services(lsp=editor),
     )
     session.task_changed(lambda info: sink.push({"kind": "task", "task": info.to_json()}))
     ls.sessions.add(session, sink)

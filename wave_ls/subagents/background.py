@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from wave_ls.runtime.core import Message, ToolBlockUpdated, ToolContext, ToolError, ToolResult
 from wave_ls.subagents.runner import Delegation, SubagentHost, run_delegation
-from wave_ls.tasks import SubagentOutcome, TaskHandle
+from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
 from wave_ls.worktrees.isolation import IsolationError
 
 
@@ -50,8 +50,8 @@ def start_in_background(
     details: dict[str, Any],
     args: dict[str, Any],
 ) -> ToolResult:
-    tasks = ctx.services.get("background")
-    if tasks is None:
+    tasks = ctx.services.background
+    if not isinstance(tasks, BackgroundTasks):
         raise ToolError("Agent: run_in_background is not available in this session")
     arguments = json.dumps(args)
     details = {**details, "background": True}

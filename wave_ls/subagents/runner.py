@@ -57,9 +57,6 @@ log = logging.getLogger(__name__)
 DEFAULT_FOREGROUND_TIMEOUT = 600.0
 # Built-ins that follow plan mode's read-only Bash rules even outside plan mode.
 READ_ONLY_BUILTINS = frozenset({"Explore", "Plan"})
-# Services a subagent must not share with its parent: the task list, delegation, and the
-# session's worktree switch (a subagent never moves its parent).
-PARENT_ONLY_SERVICES = frozenset({"task_list", "subagents", "session_worktree", "plan_mode"})
 DELEGATION_FAILED = "Agent delegation failed: {reason}"
 
 
@@ -183,7 +180,6 @@ async def run_delegation(
     cancellation included. Other runs share the caller's sandbox, if any.
     """
     instance_id = details.setdefault("subagentId", new_instance_id())
-    services = {k: v for k, v in ctx.services.items() if k not in PARENT_ONLY_SERVICES}
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
     workspace: IsolatedWorktree | None = None
     if delegation.isolated:
@@ -204,7 +200,6 @@ async def run_delegation(
     sandbox, own_sandbox = ctx.sandbox, None
     if workspace is not None:
         cwd, write_root = workspace.cwd, workspace.path
-        services["isolated_worktree"] = workspace
         details["worktree"] = workspace.to_json()
         # Blocking but short (no await: a cancel here would leave HEAD detached).
         sandbox = own_sandbox = confine_isolated_worktree(workspace)
@@ -214,7 +209,7 @@ async def run_delegation(
         home=ctx.home,
         session_id=instance_id,
         write_root=write_root,
-        services=services,
+        services=ctx.services.for_subagent(workspace),
         sandbox=sandbox,
     )
     if delegation.definition is None:

@@ -20,12 +20,9 @@ from wave_ls.tasks.model import (
 )
 from wave_ls.tasks.notices import NOTICE_PREFIX, Notice, notice_text
 
-SERVICE = "background"
-
 __all__ = [
     "DEFAULT_STOP_REASON",
     "NOTICE_PREFIX",
-    "SERVICE",
     "SHUTDOWN_REASON",
     "BackgroundTasks",
     "Notice",

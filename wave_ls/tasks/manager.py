@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.background_work import run_task
-from wave_ls.runtime.process_groups import signal_group
+from wave_ls.runtime.processes import KILL_GRACE_S, signal_group, stop_group
 from wave_ls.tasks.model import (
     SubagentResultLike,
     TaskError,
@@ -47,8 +47,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# After SIGTERM, how long a shell's process group gets before SIGKILL.
-KILL_GRACE_S = 1.0
 # How long ``stop`` waits for a task to end (a subagent's cleanup may remove a worktree).
 STOP_WAIT_S = 30.0
 # How much of a shell command's output its completion notice quotes.
@@ -382,11 +380,7 @@ class BackgroundTasks:
         self._finish(entry, "completed" if code == 0 else "failed", output or "(no output)")
 
     async def _stop_shell(self, entry: _Entry, process: asyncio.subprocess.Process) -> None:
-        pgid = process.pid  # start_new_session: the shell leads its own group
-        signal_group(pgid, signal.SIGTERM)
-        await self._wait_done(entry, self.kill_grace)
-        # Always: children that ignored SIGTERM, or outlived the shell, go too.
-        signal_group(pgid, signal.SIGKILL)
+        await stop_group(process, self.kill_grace)
         if not await self._wait_done(entry, self.stop_wait):
             log.warning("shell task %s did not exit after SIGKILL", entry.info.task_id)
             self._finish(entry, "stopped", entry.stop_reason or DEFAULT_STOP_REASON)

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wave_ls.runtime.process_groups import spawn_group
+from wave_ls.runtime.processes import spawn_bash
 from wave_ls.tasks.model import TaskError
 
 if TYPE_CHECKING:
@@ -22,25 +21,12 @@ async def spawn_shell(
     appended straight to ``output_file`` (so the file grows while the command runs, and
     nothing of ours has to stay alive to carry the output); confined by ``sandbox`` when
     given (the output file is opened here, outside it)."""
-    # Imported here: the tools package may import this package (no import cycle).
-    from wave_ls.runtime.tools.bash import NON_INTERACTIVE_ENV
-
     if not cwd.is_dir():
         raise TaskError(f"The working directory {cwd} does not exist")
     output_file.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(output_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
-        return await spawn_group(
-            "bash",
-            "-c",
-            command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=fd,
-            stderr=fd,
-            env={**os.environ, **NON_INTERACTIVE_ENV},
-            sandbox=sandbox,
-        )
+        return await spawn_bash(command, cwd, output=fd, sandbox=sandbox)
     except OSError as exc:
         raise TaskError(f"Could not start the background command: {exc}") from exc
     finally:

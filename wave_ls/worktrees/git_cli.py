@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.process_groups import confined
+from wave_ls.runtime.processes import confined
 from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (

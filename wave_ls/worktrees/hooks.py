@@ -19,42 +19,16 @@ from __future__ import annotations
 
 import json
 import logging
-import signal
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.process_groups import popen_group, signal_group
+from wave_ls.runtime.processes import OUTPUT_LIMIT, ProcessRun, run_process
 from wave_ls.worktrees.git_cli import git_env
 from wave_ls.worktrees.settings import HookCommand
 
 log = logging.getLogger(__name__)
-
-OUTPUT_LIMIT = 500
-
-
-@dataclass
-class HookRun:
-    """How one hook process ended. ``returncode`` is None when it timed out or never started."""
-
-    command: str
-    returncode: int | None
-    stdout: str = ""
-    stderr: str = ""
-    error: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0
-
-    def output(self) -> str:
-        """What a person needs to see: the error, else stderr, else stdout (shortened)."""
-        text = self.error or (self.stderr or self.stdout).strip()
-        if not text and self.returncode not in (None, 0):
-            text = f"exit code {self.returncode}"
-        return text if len(text) <= OUTPUT_LIMIT else text[:OUTPUT_LIMIT] + "..."
 
 
 @dataclass
@@ -73,39 +47,7 @@ def hook_env(project_dir: Path) -> dict[str, str]:
     return env
 
 
-def run_process(
-    argv: Sequence[str], *, cwd: Path, env: dict[str, str], stdin: str | None, timeout: float
-) -> HookRun:
-    """Run ``argv`` with a deadline, killing its whole process group on timeout; never raises."""
-    command = " ".join(argv)
-    try:
-        proc = popen_group(
-            list(argv),
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            encoding="utf-8",
-            errors="replace",
-        )  # in its own process group, so a timeout can kill the children too
-    except OSError as error:
-        return HookRun(command, None, error=f"cannot start {argv[0]}: {error}")
-    try:
-        out, err = proc.communicate(stdin, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        signal_group(proc.pid, signal.SIGKILL)
-        try:
-            out, err = proc.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes
-            proc.kill()
-            out, err = "", ""
-        return HookRun(command, None, out, err, error=f"timed out after {timeout:g} s")
-    return HookRun(command, proc.returncode, out, err)
-
-
-def run_hook(hook: HookCommand, payload: dict[str, Any], project_dir: Path) -> HookRun:
+def run_hook(hook: HookCommand, payload: dict[str, Any], project_dir: Path) -> ProcessRun:
     """Run one hook with ``payload`` as JSON on stdin; never raises."""
     run = run_process(
         ["bash", "-c", hook.command],

@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.processes import run_process
 from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import in_use, layout, registry_file
 from wave_ls.worktrees.git_cli import git_env, run_git
-from wave_ls.worktrees.hooks import run_create_hooks, run_process, run_remove_hooks
+from wave_ls.worktrees.hooks import run_create_hooks, run_remove_hooks
 from wave_ls.worktrees.include import LOCAL_SETTINGS, copy_local_files
 from wave_ls.worktrees.layout import worktree_location
 from wave_ls.worktrees.manager import WorktreeManager

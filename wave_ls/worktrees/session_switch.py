@@ -29,7 +29,8 @@ ChangeCallback = Callable[[Path, Path | None], None]
 
 
 class SessionWorktrees:
-    """Implements ``WorktreeSwitch`` (``wave_ls.runtime.tools.worktree_tools``) for a session.
+    """A session's ``WorktreeSwitch`` (``runtime/services.py``), which ``EnterWorktree`` and
+    ``ExitWorktree`` (``worktrees/tools.py``) drive.
 
     ``original_cwd`` never changes: it is where ``exit`` returns and where ``enter`` starts
     from (so a second worktree still goes under the main repository, WT-10).

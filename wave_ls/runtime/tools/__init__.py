@@ -14,7 +14,7 @@ from wave_ls.runtime.tools.lsp import LspTool
 from wave_ls.runtime.tools.plan import ExitPlanModeTool
 from wave_ls.runtime.tools.read import ReadTool
 from wave_ls.runtime.tools.skill import SkillTool
-from wave_ls.runtime.tools.tasks import (
+from wave_ls.runtime.tools.task_list import (
     TaskCreateTool,
     TaskGetTool,
     TaskList,

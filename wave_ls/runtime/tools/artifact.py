@@ -1,6 +1,6 @@
 """``Artifact``: hand a named document (a report, a diagram, a snippet) to the UI.
 
-Artifacts go to ``ctx.services["artifacts"]`` when the session has one (anything with
+Artifacts go to ``ctx.services.artifacts`` when the session has one (anything with
 ``append``: a list, or a sink the adapter watches); the tool result's ``details`` carry
 the artifact too, so an adapter can show it from the tool block alone.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.write import count_lines
 
@@ -48,7 +48,8 @@ class ArtifactTool:
 
     name = "Artifact"
     description = DESCRIPTION
-    read_only = True  # touches no file or process
+    effect: Effect = "session"  # touches no file or process
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -62,7 +63,7 @@ class ArtifactTool:
             "sessionId": ctx.session_id,
             "toolCallId": ctx.tool_call_id,
         }
-        sink = ctx.services.get("artifacts")
+        sink = ctx.services.artifacts
         if sink is not None:
             sink.append(artifact)
         lines = count_lines(content)

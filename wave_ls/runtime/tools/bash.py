@@ -5,14 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
-from wave_ls.runtime.process_groups import signal_group, spawn_group
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.processes import spawn_bash, stop_group
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
 
 if TYPE_CHECKING:
@@ -22,11 +20,9 @@ DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 # After SIGTERM, how long the group gets before SIGKILL.
-KILL_GRACE_S = 1.0
 # After the shell exits, how long to wait for processes it left behind to close the output.
 DRAIN_GRACE_S = 0.2
 # Nothing may wait for a person: no editor for git, no credential prompt.
-NON_INTERACTIVE_ENV = {"GIT_EDITOR": "true", "GIT_TERMINAL_PROMPT": "0"}
 
 DESCRIPTION = f"""\
 Executes a bash command and returns its output (stdout and stderr combined) and exit code.
@@ -48,26 +44,6 @@ of find/ls.
 - Independent commands may be sent as parallel tool calls; dependent ones chain with `&&`.
 - run_in_background starts a long-running command (a server, a watcher) without waiting for it, \
 when the session offers background tasks."""
-
-
-class BackgroundShells(Protocol):
-    """What ``ctx.services["background"]`` must offer for ``run_in_background``."""
-
-    async def start_shell(
-        self,
-        command: str,
-        cwd: Path,
-        description: str,
-        *,
-        tool_call_id: str | None = None,
-        sandbox: Confinement | None = None,
-    ) -> str:
-        """Start ``command`` (confined by ``sandbox`` when given); return its task id."""
-        ...
-
-    def output_file(self, task_id: str) -> Path | None:
-        """Where the task's output is being written."""
-        ...
 
 
 class OutputBuffer:
@@ -128,19 +104,6 @@ class CommandResult:
     truncated: bool
 
 
-async def _stop_group(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the process group, then SIGKILL it after a grace period."""
-    pgid = process.pid  # start_new_session: the shell leads its own group
-    signal_group(pgid, signal.SIGTERM)
-    try:
-        await asyncio.wait_for(process.wait(), KILL_GRACE_S)
-    except TimeoutError:
-        pass
-    finally:
-        # Always: children that ignored SIGTERM, or outlived the shell, go too.
-        signal_group(pgid, signal.SIGKILL)
-
-
 async def run_command(
     command: str,
     cwd: Path,
@@ -148,23 +111,12 @@ async def run_command(
     max_chars: int = MAX_OUTPUT_CHARS,
     sandbox: Confinement | None = None,
 ) -> CommandResult:
-    """Run ``bash -c command`` (inside ``sandbox`` when given); the process group is killed
-    on timeout and on cancellation."""
+    """Run ``bash -c command``; the process group is killed on timeout and on cancellation."""
     loop = asyncio.get_running_loop()
     buffer = OutputBuffer(max_chars)
     read_fd, write_fd = os.pipe()
     try:
-        process = await spawn_group(
-            "bash",
-            "-c",
-            command,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=write_fd,
-            stderr=write_fd,
-            env={**os.environ, **NON_INTERACTIVE_ENV},
-            sandbox=sandbox,
-        )
+        process = await spawn_bash(command, cwd, output=write_fd, sandbox=sandbox)
     except BaseException:
         os.close(read_fd)
         raise
@@ -180,9 +132,9 @@ async def run_command(
             await asyncio.wait_for(process.wait(), timeout_s)
         except TimeoutError:
             timed_out = True
-            await _stop_group(process)
+            await stop_group(process)
         except BaseException:  # cancelled: stop the command, then let the cancel go on
-            await _stop_group(process)
+            await stop_group(process)
             raise
         # A background child may still hold the pipe: its later output is not ours.
         with contextlib.suppress(TimeoutError):
@@ -227,7 +179,8 @@ class BashTool:
 
     name = "Bash"
     description = DESCRIPTION
-    read_only = False
+    effect: Effect = "execute"
+    concurrency_safe = False
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -272,7 +225,7 @@ class BashTool:
     async def _start_background(
         self, command: str, description: str | None, ctx: ToolContext
     ) -> ToolResult:
-        shells = ctx.services.get("background")
+        shells = ctx.services.background
         if shells is None:
             raise ToolError(
                 "run_in_background is not available yet in this session; run the command "

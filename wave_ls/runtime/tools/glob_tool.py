@@ -7,7 +7,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.paths import display_paths
 from wave_ls.runtime.tools.walk import PatternSet, WalkOptions, expand_braces, walk_files
@@ -89,7 +89,8 @@ class GlobTool:
 
     name = "Glob"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

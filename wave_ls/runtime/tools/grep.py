@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import (
     optional_bool,
     optional_choice,
@@ -166,7 +166,8 @@ class GrepTool:
 
     name = "Grep"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     def __init__(self, use_ripgrep: bool | None = None) -> None:

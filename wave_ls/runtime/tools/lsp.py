@@ -1,4 +1,4 @@
-"""``LSP``: code intelligence from the editor, through ``ctx.services["lsp"]``.
+"""``LSP``: code intelligence from the editor, through ``ctx.services.lsp``.
 
 The service is any object with ``async request(operation: str, params: dict) -> Any``;
 ``params`` are LSP-shaped (0-based positions): ``{"textDocument": {"uri"}, "position":
@@ -10,10 +10,10 @@ True}`` for findReferences), ``{"textDocument": {"uri"}}`` for documentSymbol an
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_int, optional_str, require_str
 from wave_ls.runtime.tools.paths import display_path
 
@@ -39,12 +39,6 @@ Operations:
 
 filePath is absolute or relative to the working directory; line and character are 1-based, \
 as shown in editors (required for goToDefinition, findReferences and hover)."""
-
-
-class LspService(Protocol):
-    """What ``ctx.services["lsp"]`` must offer."""
-
-    async def request(self, operation: str, params: dict[str, Any]) -> Any: ...
 
 
 def _uri_path(uri: str) -> Path:
@@ -142,7 +136,8 @@ class LspTool:
 
     name = "LSP"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -167,7 +162,7 @@ class LspTool:
                 params["context"] = {"includeDeclaration": True}
         elif operation == "workspaceSymbol":
             params = {"query": optional_str(args, "query") or ""}
-        service = ctx.services.get("lsp")
+        service = ctx.services.lsp
         if service is None:
             raise ToolError(
                 "LSP is not available: the editor did not offer code intelligence. "

@@ -1,15 +1,15 @@
 """``ExitPlanMode``: present the plan and ask the user to approve leaving plan mode.
 
-``ctx.services["plan_mode"]``, when present, is an object with
+``ctx.services.plan_mode``, when present, is an object with
 ``async exit(plan, tool_call_id) -> bool`` (the user's approval); without it the plan is
 returned for the user with a note.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolResult
 from wave_ls.runtime.tools.args import require_str
 
 DESCRIPTION = """\
@@ -22,12 +22,6 @@ Usage:
 files, understanding the codebase) answer directly instead.
 - Resolve open questions with the user before calling it; it asks "is this plan ready?", \
 not "should I proceed?"."""
-
-
-class PlanMode(Protocol):
-    """What ``ctx.services["plan_mode"]`` must offer."""
-
-    async def exit(self, plan: str, tool_call_id: str = "") -> bool: ...
 
 
 PARAMETERS: dict[str, Any] = {
@@ -48,12 +42,13 @@ class ExitPlanModeTool:
 
     name = "ExitPlanMode"
     description = DESCRIPTION
-    read_only = True  # it must stay callable in plan mode
+    effect: Effect = "session"  # it must stay callable in plan mode
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         plan = require_str(args, "plan", allow_empty=False)
-        plan_mode = ctx.services.get("plan_mode")
+        plan_mode = ctx.services.plan_mode
         if plan_mode is None:
             return ToolResult(
                 "This session has no plan-mode approval step; the plan below is shown to the "

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_int, require_str
 from wave_ls.runtime.tools.paths import display_path, missing_file_message
 
@@ -95,7 +95,8 @@ class ReadTool:
 
     name = "Read"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

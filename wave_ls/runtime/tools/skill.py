@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 
 SKILL_FILE = "SKILL.md"
@@ -70,7 +70,8 @@ class SkillTool:
 
     name = "Skill"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.html_text import html_to_text
 
@@ -138,7 +138,8 @@ class WebFetchTool:
 
     name = "WebFetch"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -1,6 +1,6 @@
 """``WebSearch``: search the web through a pluggable provider.
 
-The provider is ``ctx.services["web_search"]`` (any object with
+The provider is ``ctx.services.web_search`` (any object with
 ``async search(query) -> list[{"title", "url", "snippet"}]``), or else, when the environment
 sets ``WAVE_WEB_SEARCH_URL``, a URL template returning JSON, e.g. a SearxNG instance:
 ``https://searx.example/search?format=json&q={query}``. ``{query}`` is replaced by the
@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import quote_plus, urlsplit
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.services import SearchProvider
 from wave_ls.runtime.tools.args import optional_str_list, require_str
 from wave_ls.runtime.tools.web_fetch import check_url, fetch
 
@@ -33,12 +34,6 @@ versions released lately.
 blocked_domains drops results from them.
 - Fetch a result with WebFetch to read it in full.
 - After answering from search results, list the sources you used as Markdown links."""
-
-
-class SearchProvider(Protocol):
-    """What ``ctx.services["web_search"]`` must offer."""
-
-    async def search(self, query: str) -> list[dict[str, Any]]: ...
 
 
 def _first(item: dict[str, Any], *keys: str) -> str:
@@ -92,7 +87,7 @@ class UrlTemplateSearch:
 
 def provider_for(ctx: ToolContext) -> SearchProvider | None:
     """The session's provider, else one from ``WAVE_WEB_SEARCH_URL``, else None."""
-    provider = ctx.services.get("web_search")
+    provider = ctx.services.web_search
     if provider is not None:
         return provider
     template = os.environ.get(ENV_URL, "").strip()
@@ -143,7 +138,8 @@ class WebSearchTool:
 
     name = "WebSearch"
     description = DESCRIPTION
-    read_only = True
+    effect: Effect = "read"
+    concurrency_safe = True
     parameters = PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path
 from wave_ls.runtime.tools.preview import change_preview
@@ -126,7 +126,8 @@ class WriteTool:
 
     name = "Write"
     description = DESCRIPTION
-    read_only = False
+    effect: Effect = "edit"
+    concurrency_safe = False
     parameters = PARAMETERS
 
     async def preview(self, args: dict[str, Any], ctx: ToolContext) -> dict[str, str]:

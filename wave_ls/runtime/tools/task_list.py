@@ -1,6 +1,6 @@
 """The main agent's task list (``TaskCreate``, ``TaskGet``, ``TaskUpdate``, ``TaskList``).
 
-One ``TaskList`` per session lives in ``ctx.services["task_list"]`` (created on first use).
+One ``TaskList`` per session lives in ``ctx.services.task_list`` (the main agent's only).
 Ids are "1", "2", ... in creation order; a task set to ``deleted`` leaves the list.
 """
 
@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, optional_str_list, require_str
 
 Status = Literal["pending", "in_progress", "completed", "deleted"]
 STATUSES: tuple[Status, ...] = ("pending", "in_progress", "completed", "deleted")
-SERVICE = "task_list"
 
 
 @dataclass
@@ -89,9 +88,10 @@ class TaskList:
 
 
 def task_list(ctx: ToolContext) -> TaskList:
-    """The session's task list, created on first use."""
-    store: TaskList = ctx.services.setdefault(SERVICE, TaskList())
-    return store
+    """The session's task list (only a main agent has one)."""
+    if ctx.services.task_list is None:
+        raise ToolError("The task list is not available here: only the main agent has one.")
+    return ctx.services.task_list
 
 
 def _open_blockers(store: TaskList, task: Task) -> list[str]:
@@ -127,7 +127,8 @@ TASK_CREATE_PARAMETERS: dict[str, Any] = {
 
 class TaskCreateTool:
     name = "TaskCreate"
-    read_only = True  # the session's own list; no file or process is touched
+    effect: Effect = "session"  # the session's own list; no file or process is touched
+    concurrency_safe = True
     description = """\
 Creates a task in the session's task list, to plan and track multi-step work.
 
@@ -161,7 +162,8 @@ TASK_GET_PARAMETERS: dict[str, Any] = {
 
 class TaskGetTool:
     name = "TaskGet"
-    read_only = True
+    effect: Effect = "session"
+    concurrency_safe = True
     description = """\
 Gets one task from the session's task list by id: its subject, description, status, \
 owner and dependencies. Use it before starting a task to read its full requirements."""
@@ -227,7 +229,8 @@ TASK_UPDATE_PARAMETERS: dict[str, Any] = {
 
 class TaskUpdateTool:
     name = "TaskUpdate"
-    read_only = True
+    effect: Effect = "session"
+    concurrency_safe = True
     description = """\
 Updates a task in the session's task list.
 
@@ -306,7 +309,8 @@ TASK_LIST_PARAMETERS: dict[str, Any] = {
 
 class TaskListTool:
     name = "TaskList"
-    read_only = True
+    effect: Effect = "session"
+    concurrency_safe = True
     description = """\
 Lists every task in the session's task list with its id, status, subject, owner and open \
 blockers. Use it to see what is left and to pick the next task (prefer the lowest id that \

@@ -1,24 +1,21 @@
 """``TaskOutput`` and ``TaskStop``: read and stop the session's background tasks.
 
-Both find the session's ``BackgroundTasks`` at ``ctx.services["background"]``. Both are
-``read_only``: they touch no file and stop only our own work, so they run in every
+Both find the session's ``BackgroundTasks`` at ``ctx.services.background``. Both are
+``effect = "session"``: they touch no file and stop only our own work, so they run in every
 permission mode (plan mode included) without asking, as in Claude Code.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str
+from wave_ls.tasks.manager import BackgroundTasks
 from wave_ls.tasks.model import TaskInfo, UnknownTask
 from wave_ls.tasks.notices import usage_line
 from wave_ls.tasks.output import cap_tail
 
-if TYPE_CHECKING:
-    from wave_ls.tasks.manager import BackgroundTasks
-
-SERVICE = "background"
 DEFAULT_TIMEOUT_MS = 30_000
 MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
@@ -88,8 +85,8 @@ TASK_STOP_PARAMETERS: dict[str, Any] = {
 
 def background_tasks(ctx: ToolContext) -> BackgroundTasks:
     """The session's background tasks, or a ``ToolError`` that says there are none."""
-    tasks = ctx.services.get(SERVICE)
-    if tasks is None:
+    tasks = ctx.services.background
+    if not isinstance(tasks, BackgroundTasks):
         raise ToolError(
             "Background tasks are not available in this session: no task was started in the "
             "background here, so there is nothing to read or stop."
@@ -145,7 +142,7 @@ class TaskOutputTool:
     name = "TaskOutput"
     description = TASK_OUTPUT_DESCRIPTION
     parameters = TASK_OUTPUT_PARAMETERS
-    read_only = True
+    effect: Effect = "session"
     concurrency_safe = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -175,7 +172,7 @@ class TaskStopTool:
     name = "TaskStop"
     description = TASK_STOP_DESCRIPTION
     parameters = TASK_STOP_PARAMETERS
-    read_only = True
+    effect: Effect = "session"
     concurrency_safe = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -1,33 +1,19 @@
 """``EnterWorktree`` / ``ExitWorktree``: move the session into a git worktree and back.
 
-They act on ``ctx.services["session_worktree"]``, an object with the ``WorktreeSwitch``
-shape (``wave_ls.worktrees.SessionWorktrees`` is one) that the session owns: it creates or
-removes the worktree and switches the session's working directory. Both tools are refused
-inside an isolated subagent (``ctx.services["isolated_worktree"]`` set, WT-9).
+They act on ``ctx.services.session_worktree``, the ``SessionWorktrees`` the session owns: it
+creates or removes the worktree and switches the session's working directory. Both tools are
+refused inside an isolated subagent (``ctx.services.isolated_worktree`` set, WT-9).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, Protocol, cast
+from typing import Any, Literal, cast
 
-from wave_ls.runtime.core import ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_str, require_str
-from wave_ls.worktrees.isolation import IsolatedWorktree, IsolationError, WorktreeOutcome
-
-
-class WorktreeSwitch(Protocol):
-    """What ``ctx.services["session_worktree"]`` must offer."""
-
-    @property
-    def current(self) -> IsolatedWorktree | None: ...
-
-    async def enter(self, name: str | None) -> IsolatedWorktree: ...
-
-    async def exit(
-        self, action: Literal["keep", "remove"], discard_changes: bool
-    ) -> WorktreeOutcome: ...
-
+from wave_ls.worktrees.isolation import IsolationError
+from wave_ls.worktrees.session_switch import SessionWorktrees
 
 ENTER_DESCRIPTION = """\
 Creates an isolated git worktree (a separate checkout on its own branch) and switches this \
@@ -84,23 +70,22 @@ EXIT_PARAMETERS: dict[str, Any] = {
 
 
 def _refuse_when_isolated(tool: str, ctx: ToolContext) -> None:
-    isolated = ctx.services.get("isolated_worktree")
+    isolated = ctx.services.isolated_worktree
     if isolated is not None:
-        where = getattr(isolated, "path", isolated)
         raise ToolError(
             f"{tool} is not available inside an isolated subagent: it already runs in its "
-            f"own worktree {where}"
+            f"own worktree {isolated.path}"
         )
 
 
-def _switch(tool: str, ctx: ToolContext) -> WorktreeSwitch:
-    switch = ctx.services.get("session_worktree")
-    if switch is None:
+def _switch(tool: str, ctx: ToolContext) -> SessionWorktrees:
+    switch = ctx.services.session_worktree
+    if not isinstance(switch, SessionWorktrees):
         raise ToolError(
             f"{tool} is not available here: this agent has no session whose working "
             "directory it can switch (subagents cannot change the session's directory)."
         )
-    return cast(WorktreeSwitch, switch)
+    return switch
 
 
 class EnterWorktreeTool:
@@ -108,7 +93,8 @@ class EnterWorktreeTool:
 
     name = "EnterWorktree"
     description = ENTER_DESCRIPTION
-    read_only = False
+    effect: Effect = "worktree"
+    concurrency_safe = False
     parameters = ENTER_PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -153,7 +139,8 @@ class ExitWorktreeTool:
 
     name = "ExitWorktree"
     description = EXIT_DESCRIPTION
-    read_only = False
+    effect: Effect = "worktree"
+    concurrency_safe = False
     parameters = EXIT_PARAMETERS
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
