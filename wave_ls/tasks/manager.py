@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.background_work import run_task
-from wave_ls.runtime.processes import KILL_GRACE_S, signal_group, stop_group
+from wave_ls.runtime.processes import KILL_GRACE_S, RunningCommand, signal_group, stop_group
 from wave_ls.tasks.model import (
     SubagentResultLike,
     TaskError,
@@ -121,7 +121,7 @@ class _Entry:
     started: float  # time.monotonic()
     done: asyncio.Event = field(default_factory=asyncio.Event)
     runner: asyncio.Task[None] | None = None
-    process: asyncio.subprocess.Process | None = None
+    process: RunningCommand | None = None
     handle: TaskHandle | None = None
     stop_reason: str | None = None  # set once a stop was asked for
 
@@ -364,7 +364,7 @@ class BackgroundTasks:
         else:
             self._finish(entry, "failed", error)
 
-    async def _watch_shell(self, entry: _Entry, process: asyncio.subprocess.Process) -> None:
+    async def _watch_shell(self, entry: _Entry, process: RunningCommand) -> None:
         try:
             code = await process.wait()
         except asyncio.CancelledError:
@@ -379,7 +379,7 @@ class BackgroundTasks:
         output = read_tail(info.output_file, self.notice_output_chars).rstrip("\n")
         self._finish(entry, "completed" if code == 0 else "failed", output or "(no output)")
 
-    async def _stop_shell(self, entry: _Entry, process: asyncio.subprocess.Process) -> None:
+    async def _stop_shell(self, entry: _Entry, process: RunningCommand) -> None:
         await stop_group(process, self.kill_grace)
         if not await self._wait_done(entry, self.stop_wait):
             log.warning("shell task %s did not exit after SIGKILL", entry.info.task_id)

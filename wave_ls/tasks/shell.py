@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from wave_ls.runtime.processes import spawn_bash
+from wave_ls.runtime.processes import RunningCommand, spawn_bash
 from wave_ls.tasks.model import TaskError
 
 if TYPE_CHECKING:
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 
 async def spawn_shell(
     command: str, cwd: Path, output_file: Path, sandbox: Confinement | None = None
-) -> asyncio.subprocess.Process:
+) -> RunningCommand:
     """``bash -c command`` in its own process group, stdin /dev/null, stdout and stderr
     appended straight to ``output_file`` (so the file grows while the command runs, and
     nothing of ours has to stay alive to carry the output); confined by ``sandbox`` when

@@ -26,6 +26,7 @@ from pathlib import Path
 
 from wave_ls.runtime.sandbox.bubblewrap import bwrap_argv, bwrap_path
 from wave_ls.runtime.sandbox.landlock import LandlockError, LandlockRuleset, abi_version
+from wave_ls.runtime.sandbox.spawner import Spawner
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,7 @@ class Confinement:
     _close: Callable[[], None] = field(default=lambda: None, repr=False)
     _noted: bool = field(default=False, repr=False)
     _cleanups: list[Callable[[], None]] = field(default_factory=list, repr=False)
+    _spawner: Spawner | None = field(default=None, repr=False)
 
     @property
     def confined(self) -> bool:
@@ -71,6 +73,15 @@ class Confinement:
 
     def argv(self, argv: list[str]) -> list[str]:
         return self._wrap(argv)
+
+    def spawner(self, watch: Callable[[int], None] = lambda _pid: None) -> Spawner | None:
+        """The helper that starts this sandbox's commands (``spawner.py``: no fork of the
+        server per command); None when nothing is confined. ``watch`` gets every pid."""
+        if not self.confined:
+            return None
+        if self._spawner is None:
+            self._spawner = Spawner(self.argv, self.preexec, watch)
+        return self._spawner
 
     def take_note(self) -> str:
         """``note`` the first time (an unconfined agent is told once, never silently), then
@@ -88,7 +99,9 @@ class Confinement:
 
     def close(self) -> None:
         """Release what the confinement holds (the Landlock ruleset's descriptor, the
-        private temporary directory). Idempotent."""
+        private temporary directory); the helper ends when its commands have. Idempotent."""
+        if self._spawner is not None:
+            self._spawner.close()
         self._close()
         self._close = lambda: None
         while self._cleanups:
