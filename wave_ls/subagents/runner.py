@@ -202,7 +202,11 @@ async def run_delegation(
         cwd, write_root = workspace.cwd, workspace.path
         details["worktree"] = workspace.to_json()
         # Blocking but short (no await: a cancel here would leave HEAD detached).
-        sandbox = own_sandbox = confine_isolated_worktree(workspace)
+        try:
+            sandbox = own_sandbox = confine_isolated_worktree(workspace)
+        except Exception:
+            await finish_isolated_worktree(workspace)  # nothing ran: the rule removes it
+            raise
         details["sandbox"] = sandbox_details(sandbox)
     context = ToolContext(
         cwd=cwd,

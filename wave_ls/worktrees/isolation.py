@@ -266,7 +266,11 @@ def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:
         ),
     )
     if box.confined and wt.detached is None:
-        wt.detached = detach_head(wt.path)
+        try:
+            wt.detached = detach_head(wt.path)
+        except BaseException:
+            box.close()
+            raise
     return box
 
 
