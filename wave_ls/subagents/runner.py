@@ -223,7 +223,13 @@ async def run_delegation(
         config = subagent_config(host, delegation.definition, cwd)
         history = []
     if own_sandbox is not None and own_sandbox.confined and workspace is not None:
-        config.system_prompt += sandbox_prompt(workspace.path, workspace.branch)
+        intro = sandbox_prompt(workspace.path, workspace.branch)
+        if delegation.definition is None:
+            # A fork keeps its parent's system prompt verbatim (a copy of the conversation):
+            # it hears about its sandbox with its first command's result.
+            own_sandbox.note = intro.strip()
+        else:
+            config.system_prompt += intro
     bridge = SubagentBridge(
         instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, details)
     )
@@ -283,7 +289,7 @@ def sandbox_details(sandbox: Confinement) -> dict[str, Any]:
     return {
         "mechanism": sandbox.mechanism,
         "writable": [str(path) for path in sandbox.writable],
-        **({"note": sandbox.note} if sandbox.note else {}),
+        **({"note": sandbox.note} if sandbox.note and not sandbox.confined else {}),
     }
 
 

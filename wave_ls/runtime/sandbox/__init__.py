@@ -7,9 +7,10 @@ One small interface over two kernel mechanisms:
 - **bubblewrap** (``bwrap``, when installed and allowed to make namespaces): the command runs
   with the file system bound read-only except the allowed trees.
 
-``confinement(writable)`` picks the first that works here (``WAVE_SANDBOX`` may force
-``landlock``, ``bubblewrap`` or ``none``); where neither does, the confinement is ``none`` and
-its ``note`` says so, for the caller to tell the user once (never silently). Reads and
+``confinement(writable)`` (``/dev/shm`` is always added) picks the first that works here
+(``WAVE_SANDBOX`` may force ``landlock``, ``bubblewrap`` or ``none``); where neither does, the
+confinement is ``none`` and its ``note`` says so, for the caller to tell the user once
+(never silently). Reads and
 execution stay open in every case; ``/dev`` device files (``/dev/null``, terminals) stay
 writable.
 """
@@ -31,6 +32,9 @@ from wave_ls.runtime.sandbox.spawner import Spawner
 log = logging.getLogger(__name__)
 
 MECHANISMS = ("landlock", "bubblewrap")
+# Writable in every sandbox: POSIX shared memory and semaphores (Python's multiprocessing,
+# so test runners that use worker processes), a tmpfs that holds nothing of a project.
+ALWAYS_WRITABLE = (Path("/dev/shm"),)
 UNSANDBOXED_NOTE = (
     "Note: commands run WITHOUT a sandbox here ({why}); they can write outside the allowed folders."
 )
@@ -53,7 +57,8 @@ class Confinement:
     (when set) runs in the child between fork and exec, ``env`` is added to its environment
     (``TMPDIR`` for a private temporary directory). ``mechanism`` is ``landlock``,
     ``bubblewrap`` or ``none``; ``note`` explains an unconfined one (``take_note`` hands it
-    out once); ``advice`` is the line added to a command that failed on a refused write."""
+    out once, with the agent's first command: it also carries, for a fork, how its commands
+    are confined); ``advice`` is the line added to a command that failed on a refused write."""
 
     mechanism: str
     writable: tuple[Path, ...] = ()
@@ -134,6 +139,7 @@ def confinement(
     to it), removed by ``close``. ``advice`` becomes ``Confinement.advice``.
     """
     trees = tuple(Path(os.path.realpath(p)) for p in writable)
+    trees += tuple(path for path in ALWAYS_WRITABLE if path.is_dir() and path not in trees)
     tmp: Path | None = None
     if private_tmp:
         tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="wave-sandbox-")))
