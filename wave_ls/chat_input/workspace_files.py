@@ -18,6 +18,7 @@ from pathlib import Path
 import pathspec
 
 from wave_ls.chat_input.file_index import FileIndex
+from wave_ls.runtime.git_dirs import git_dir_of
 
 log = logging.getLogger(__name__)
 
@@ -208,20 +209,8 @@ def _read_gitignore(path: Path) -> pathspec.GitIgnoreSpec | None:
 
 def _git_index_path(root: Path) -> Path | None:
     """The index file of the git work tree holding `root`, or None outside git."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--absolute-git-dir"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return Path(done.stdout.strip()) / "index"
+    git_dir = git_dir_of(root)
+    return git_dir / "index" if git_dir is not None else None
 
 
 def _mtime(path: Path) -> int | None:

@@ -49,6 +49,7 @@ from dulwich.patch import is_binary, write_object_diff
 from dulwich.refs import Ref, check_ref_format
 from dulwich.repo import Repo
 
+from wave_ls.runtime import git_dirs
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
@@ -75,7 +76,7 @@ class DulwichBackend:
     # ------------------------------------------------------------------ lookups
 
     def main_repo(self, path: PathLike) -> Path | None:
-        return layout.main_repo_of(path)
+        return git_dirs.main_repo_of(path)
 
     def default_branch(self, repo: PathLike) -> str | None:
         with _open_main(repo) as r:
@@ -119,7 +120,7 @@ class DulwichBackend:
         if branch.startswith("-") or not check_ref_format(ref):
             raise WorktreeError(f"'{branch}' is not a valid branch name")
         # "HEAD" means the caller's HEAD, which may be a linked worktree's (as in git).
-        here = layout.find_dot_git(repo)
+        here = git_dirs.find_dot_git(repo)
         assert here is not None
         with Repo(str(here.parent)) as r_here:
             base = _resolve_commit(r_here, base_ref)
@@ -136,8 +137,8 @@ class DulwichBackend:
 
     def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
         try:
-            dot_git = layout.find_dot_git(worktree_path)
-            common = layout.common_dir_of(worktree_path)
+            dot_git = git_dirs.find_dot_git(worktree_path)
+            common = git_dirs.common_dir_of(worktree_path)
             if dot_git is None or common is None or not Path(worktree_path).is_dir():
                 return Changes.unknown(f"{worktree_path} is not a git worktree")
             with Repo(str(dot_git.parent)) as r:
@@ -152,8 +153,8 @@ class DulwichBackend:
     # ------------------------------------------------------------------ diff
 
     def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
-        dot_git = layout.find_dot_git(worktree_path)
-        common = layout.common_dir_of(worktree_path)
+        dot_git = git_dirs.find_dot_git(worktree_path)
+        common = git_dirs.common_dir_of(worktree_path)
         if dot_git is None or common is None:
             raise WorktreeError(f"{worktree_path} is not a git worktree")
         with Repo(str(dot_git.parent)) as r:
@@ -209,14 +210,14 @@ class DulwichBackend:
 
 
 def _require_main(repo: PathLike) -> Path:
-    main = layout.main_repo_of(repo)
+    main = git_dirs.main_repo_of(repo)
     if main is None:
         raise WorktreeError(f"{repo} is not inside a git repository")
     return main
 
 
 def _require_common(main: Path) -> Path:
-    common = layout.common_dir_of(main)
+    common = git_dirs.common_dir_of(main)
     if common is None:
         raise WorktreeError(f"{main} is not a git repository")
     return common

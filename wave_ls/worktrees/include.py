@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pathspec
 
+from wave_ls.runtime import git_dirs
 from wave_ls.worktrees.git_cli import run_git
 from wave_ls.worktrees.model import DEFAULT_EXCLUDE
 
@@ -167,10 +168,9 @@ def _ignored_files_dulwich(main_repo: Path) -> Iterator[str]:
     """The same list without git: a walk with dulwich's ignore rules and index."""
     from dulwich.repo import Repo
 
-    from wave_ls.worktrees import layout
     from wave_ls.worktrees.dulwich_backend import _ignore_manager
 
-    common = layout.common_dir_of(main_repo)
+    common = git_dirs.common_dir_of(main_repo)
     if common is None:
         return
     with Repo(str(main_repo)) as repo:

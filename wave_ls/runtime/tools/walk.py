@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pathspec
 
+from wave_ls.runtime.git_dirs import common_dir_of
+
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", ".sl"})
 
 
@@ -148,28 +150,9 @@ class _Dir:
     in_git: bool = False
 
 
-def _git_dir(repo: Path) -> Path | None:
-    """The directory holding ``info/exclude`` (the common dir for a linked worktree)."""
-    dot_git = repo / ".git"
-    if dot_git.is_dir():
-        return dot_git
-    try:
-        text = dot_git.read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    git_dir = (repo / text[len("gitdir:") :].strip()).resolve()
-    try:
-        common = (git_dir / "commondir").read_text(encoding="utf-8").strip()
-        return (git_dir / common).resolve()
-    except OSError:
-        return git_dir
-
-
 def _exclude_file(repo: Path) -> PatternSet | None:
-    git_dir = _git_dir(repo)
-    return PatternSet.from_file(git_dir / "info" / "exclude") if git_dir else None
+    common = common_dir_of(repo)  # a linked worktree reads its main repository's
+    return PatternSet.from_file(common / "info" / "exclude") if common else None
 
 
 def _root_frame(root: Path, options: WalkOptions) -> _Dir:
