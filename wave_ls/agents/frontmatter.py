@@ -19,8 +19,9 @@ from strictyaml.ruamel.main import compose
 from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from wave_ls.agents.definition import ProblemCode, Span
+from wave_ls.runtime.frontmatter import Frontmatter, FrontmatterError
+from wave_ls.runtime.frontmatter import split_frontmatter as split
 
-DELIMITER = "---"
 # Keys and short values need little; a bigger frontmatter is a mistake (or an attack on the
 # YAML parser's time).
 MAX_FRONTMATTER_CHARS = 64 * 1024
@@ -30,27 +31,6 @@ HOW_TO_START = (
     "an agent file starts with a '---' line, then 'name:' and 'description:' lines, "
     "then '---' and the system prompt"
 )
-
-
-class FrontmatterError(Exception):
-    """The file cannot be read as an agent file; ``line`` is 1-based in the file, ``code``
-    a ``ProblemCode`` when an editor can offer a fix."""
-
-    def __init__(self, line: int | None, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
-        self.code = code
-
-
-@dataclass(frozen=True)
-class Frontmatter:
-    """The YAML text between the delimiters, where it starts, and the body after them."""
-
-    yaml_text: str
-    first_line: int  # 1-based file line of the first YAML line
-    open_line: int  # 1-based file line of the opening '---'
-    body: str
 
 
 @dataclass(frozen=True)
@@ -64,25 +44,9 @@ class Entry:
 
 
 def split_frontmatter(text: str) -> Frontmatter:
-    """Find the ``---`` delimited frontmatter at the top of ``text`` (blank lines before it
-    are allowed); raise ``FrontmatterError`` when there is none."""
-    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if not any(line.strip() for line in lines):
-        raise FrontmatterError(None, f"the file is empty; {HOW_TO_START}")
-    start = next(i for i, line in enumerate(lines) if line.strip())
-    if lines[start].rstrip() != DELIMITER:
-        raise FrontmatterError(start + 1, f"no frontmatter: {HOW_TO_START}")
-    for end in range(start + 1, len(lines)):
-        if lines[end].rstrip() in (DELIMITER, "..."):
-            return Frontmatter(
-                yaml_text="\n".join(lines[start + 1 : end]) + "\n",
-                first_line=start + 2,
-                open_line=start + 1,
-                body="\n".join(lines[end + 1 :]).strip(),
-            )
-    raise FrontmatterError(
-        start + 1, "the frontmatter is not closed: add a '---' line after the last key"
-    )
+    """The agent file's frontmatter (``runtime/frontmatter.py``), or ``FrontmatterError``
+    saying how an agent file starts."""
+    return split(text, HOW_TO_START)
 
 
 def read_mapping(front: Frontmatter) -> list[Entry]:
