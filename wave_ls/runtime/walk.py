@@ -1,22 +1,26 @@
-"""Walking a tree the way ripgrep does: .gitignore files, hidden entries, symlinks, globs.
+"""Walking a tree with git's ignore rules: the one ignore-aware file walker.
 
-Used by Glob and by Grep's pure-Python search, so that both see the same files as ``rg``:
+``walk_entries`` visits a tree and says of each entry whether the ignore rules ignore it;
+the caller decides which directories to enter. Built on it:
 
-- ``.gitignore`` files apply only inside a git repository (a ``.git`` dir or file in the
-  directory or an ancestor), from the repository root down; a deeper file wins; then
-  ``.git/info/exclude``. ``.ignore``/``.rgignore`` and the global git excludes are not read.
-- An entry is matched as its own path only (never through an ignored parent), so a search
-  rooted inside an ignored directory still sees its files, as with ``rg <dir>``.
-- Glob overrides (Grep's ``glob``) come first and can include an ignored or hidden file;
-  a file type (Grep's ``type``) can include a hidden file; hidden entries are skipped unless
-  something whitelisted them. Symbolic links are not followed (files: optionally).
+- ``walk_files``: the files ripgrep would search (Glob, and Grep without ``rg``): hidden
+  entries and ignored directories skipped, overrides (Grep's ``glob``) and file types first;
+- the file list of ``@`` completion outside git (``chat_input/workspace_files.py``);
+- what dulwich's status sees as untracked, and the ignored files ``.worktreeinclude`` may
+  copy (``worktrees/``).
+
+The rules: ``.gitignore`` files apply inside a git repository (a ``.git`` dir or file in the
+directory or an ancestor; everywhere with ``require_git=False``), from the repository root
+down, a deeper file winning; then ``info/exclude``; then the caller's ``excludes`` (git's
+global excludes file). A directory holding its own ``.git`` is a repository boundary. An
+entry is matched as its own path, never through an ignored parent, so a walk rooted inside
+an ignored directory still sees its files (as with ``rg <dir>``).
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,46 +70,35 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
-def _matches_itself(regex: re.Pattern[str], rel: str, path: str, is_dir: bool) -> bool:
-    """Whether a compiled pathspec pattern matches this path itself, not only a parent.
-
-    pathspec (>= 1.0) ends a pattern with a ``ps_d`` group where a directory match would
-    also cover everything below it; a match whose ``ps_d`` ends early is a parent's match.
-    Patterns without that group (``src/**``) match what lies below: a directory itself
-    only when its path without the slash matches too.
-    """
-    found = regex.match(path)
-    if found is None:
-        return False
-    if "ps_d" in regex.groupindex:
-        return found.group("ps_d") is None or found.end("ps_d") == len(path)
-    return not is_dir or regex.match(rel) is not None
-
-
 class PatternSet:
     """gitignore-style patterns matched against one exact path; the last match wins.
 
     ``match`` returns True (a positive pattern matched), False (a ``!`` pattern matched) or
     None (no pattern matched). Paths are posix and relative to the patterns' base directory.
+    A pattern matches a path itself, not through its parent directory (``build/`` matches
+    the directory ``build``, not ``build/x``; the walk decides about ``build`` first), and a
+    trailing ``/**`` matches what lies inside a directory, never the directory.
     """
 
     def __init__(self, lines: Iterable[str]) -> None:
         spec = pathspec.GitIgnoreSpec.from_lines(list(lines))
-        self._patterns: list[tuple[re.Pattern[str], bool]] = [
-            (pattern.regex, bool(pattern.include))
-            for pattern in spec.patterns
-            if pattern.include is not None and pattern.regex is not None
-        ]
-        self.has_positive = any(include for _, include in self._patterns)
+        self._patterns = [p for p in spec.patterns if p.include is not None]
+        self.has_positive = any(p.include for p in self._patterns)
 
     def __bool__(self) -> bool:
         return bool(self._patterns)
 
     def match(self, rel: str, is_dir: bool) -> bool | None:
         path = rel + "/" if is_dir else rel
-        for regex, include in reversed(self._patterns):
-            if _matches_itself(regex, rel, path, is_dir):
-                return include
+        parent = rel.rpartition("/")[0]
+        for pattern in reversed(self._patterns):
+            if not pattern.match_file(path):
+                continue
+            if is_dir and str(pattern.pattern).rstrip().endswith("/**"):
+                continue  # "dir/**" is the directory's contents, not the directory
+            if parent and pattern.match_file(parent + "/"):
+                continue  # matched through its parent, which the walk judged already
+            return bool(pattern.include)
         return None
 
     @classmethod
@@ -124,6 +117,8 @@ class WalkOptions:
 
     hidden: bool = False  # include hidden entries (VCS directories are still skipped)
     gitignore: bool = True
+    require_git: bool = True  # False: .gitignore files apply outside git repositories too
+    excludes: PatternSet | None = None  # lowest precedence, e.g. git's global excludes
     follow_file_symlinks: bool = False
     max_depth: int | None = None  # 1 = only the root's own entries
     overrides: PatternSet | None = None  # positive = include (whitelist), "!" = exclude
@@ -157,9 +152,11 @@ def _exclude_file(repo: Path) -> PatternSet | None:
 
 def _root_frame(root: Path, options: WalkOptions) -> _Dir:
     """The root's frame, with the ignore files of its ancestors up to the repository root."""
-    frame = _Dir(str(root), "", 0)
+    frame = _Dir(str(root), "", 0, in_git=not options.require_git)
     if not options.gitignore:
         return frame
+    if options.excludes:
+        frame.excludes.append(_Matcher(options.excludes, "", 0))
     ancestors: list[Path] = []
     for directory in root.parents:
         ancestors.append(directory)
@@ -177,7 +174,7 @@ def _root_frame(root: Path, options: WalkOptions) -> _Dir:
         excludes = _exclude_file(ancestors[-1])
         if excludes:
             prefix = root.relative_to(ancestors[-1]).as_posix() + "/"
-            frame.excludes.append(_Matcher(excludes, prefix, 0))
+            frame.excludes.insert(0, _Matcher(excludes, prefix, 0))
     return frame
 
 
@@ -194,6 +191,8 @@ def _enter(frame: _Dir, options: WalkOptions) -> None:
         excludes = _exclude_file(Path(frame.path))
         if excludes:
             frame.excludes.append(_Matcher(excludes, "", strip))
+        if options.excludes:
+            frame.excludes.append(_Matcher(options.excludes, "", strip))
     patterns = PatternSet.from_file(Path(frame.path) / ".gitignore")
     if patterns:
         frame.ignores.insert(0, _Matcher(patterns, "", strip))
@@ -201,7 +200,7 @@ def _enter(frame: _Dir, options: WalkOptions) -> None:
 
 def _ignored(frame: _Dir, rel: str, is_dir: bool) -> bool | None:
     if not frame.in_git:
-        return None
+        return None  # .gitignore files count inside repositories (unless require_git=False)
     for matcher in frame.ignores:
         verdict = matcher.match(rel, is_dir)
         if verdict is not None:
@@ -213,32 +212,27 @@ def _ignored(frame: _Dir, rel: str, is_dir: bool) -> bool | None:
     return None
 
 
-def _included(frame: _Dir, name: str, rel: str, is_dir: bool, options: WalkOptions) -> bool:
-    """ripgrep's precedence: overrides, then ignore files, then type, then hidden."""
-    if options.overrides:
-        verdict = options.overrides.match(rel, is_dir)
-        if verdict is not None:
-            return verdict
-        if options.overrides.has_positive and not is_dir:
-            return False
-    whitelisted = False
-    ignored = _ignored(frame, rel, is_dir)
-    if ignored:
-        return False
-    if ignored is False:
-        whitelisted = True
-    if options.types and not is_dir:
-        if not options.types.match(name, False):
-            return False
-        whitelisted = True
-    if not whitelisted and name.startswith(".") and not options.hidden:
-        return False
-    return not (is_dir and name in VCS_DIRS)
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a walk. ``ignored`` is the ignore rules' verdict on the path itself:
+    True (ignored), False (re-included by a ``!`` pattern) or None (no rule, or not in a
+    repository); ``repository``: a directory holding its own ``.git``."""
+
+    rel: str  # posix, relative to the walk's root
+    name: str
+    depth: int  # 1 for the root's own entries
+    is_dir: bool  # a directory, never a symbolic link to one
+    is_file: bool  # a regular file, or a symbolic link to one
+    is_link: bool
+    ignored: bool | None
+    repository: bool = False
 
 
-def walk_files(root: Path, options: WalkOptions | None = None) -> Iterator[str]:
-    """Every file under the directory ``root`` that the rules include, as a posix path
-    relative to ``root``, in no particular order."""
+def walk_entries(
+    root: Path, enter: Callable[[Entry], bool], options: WalkOptions | None = None
+) -> Iterator[Entry]:
+    """Every entry under the directory ``root`` (sockets, FIFOs and devices left out), each
+    directory entered when ``enter(entry)`` says so; depth first, in no particular order."""
     options = options or WalkOptions()
     first = _root_frame(root, options)
     _enter(first, options)
@@ -246,31 +240,71 @@ def walk_files(root: Path, options: WalkOptions | None = None) -> Iterator[str]:
     while stack:
         frame = stack.pop()
         try:
-            entries = list(os.scandir(frame.path))
+            items = list(os.scandir(frame.path))
         except OSError:
             continue
-        for entry in entries:
-            rel = f"{frame.rel}/{entry.name}" if frame.rel else entry.name
+        for item in items:
+            rel = f"{frame.rel}/{item.name}" if frame.rel else item.name
             try:
-                if entry.is_symlink():
-                    if not options.follow_file_symlinks or not entry.is_file():
-                        continue
-                    is_dir = False
-                else:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                    if not is_dir and not entry.is_file(follow_symlinks=False):
-                        continue  # sockets, fifos, devices
+                is_link = item.is_symlink()
+                is_dir = not is_link and item.is_dir(follow_symlinks=False)
+                is_file = item.is_file() if is_link else item.is_file(follow_symlinks=False)
+                repository = is_dir and os.path.lexists(os.path.join(item.path, ".git"))
             except OSError:
                 continue
-            if not _included(frame, entry.name, rel, is_dir, options):
-                continue
-            if not is_dir:
-                yield rel
-                continue
-            depth = frame.depth + 1
-            if options.max_depth is not None and depth >= options.max_depth:
-                continue
-            child = _Dir(entry.path, rel, depth, list(frame.ignores), list(frame.excludes))
-            child.in_git = frame.in_git
-            _enter(child, options)
-            stack.append(child)
+            if not (is_dir or is_file or is_link):
+                continue  # sockets, fifos, devices
+            entry = Entry(
+                rel,
+                item.name,
+                frame.depth + 1,
+                is_dir,
+                is_file,
+                is_link,
+                _ignored(frame, rel, is_dir),
+                repository,
+            )
+            yield entry
+            if is_dir and enter(entry):
+                child = _Dir(item.path, rel, entry.depth, list(frame.ignores), list(frame.excludes))
+                child.in_git = frame.in_git
+                _enter(child, options)
+                stack.append(child)
+
+
+def _included(entry: Entry, options: WalkOptions) -> bool:
+    """ripgrep's precedence: overrides, then ignore files, then type, then hidden."""
+    if options.overrides:
+        verdict = options.overrides.match(entry.rel, entry.is_dir)
+        if verdict is not None:
+            return verdict
+        if options.overrides.has_positive and not entry.is_dir:
+            return False
+    if entry.ignored:
+        return False
+    whitelisted = entry.ignored is False
+    if options.types and not entry.is_dir:
+        if not options.types.match(entry.name, False):
+            return False
+        whitelisted = True
+    if not whitelisted and entry.name.startswith(".") and not options.hidden:
+        return False
+    return not (entry.is_dir and entry.name in VCS_DIRS)
+
+
+def walk_files(root: Path, options: WalkOptions | None = None) -> Iterator[str]:
+    """Every file under the directory ``root`` that the rules include (the files ripgrep
+    would search), as a posix path relative to ``root``, in no particular order."""
+    options = options or WalkOptions()
+    depth = options.max_depth
+
+    def enter(entry: Entry) -> bool:
+        return _included(entry, options) and (depth is None or entry.depth < depth)
+
+    for entry in walk_entries(root, enter, options):
+        if entry.is_dir or not entry.is_file:
+            continue
+        if entry.is_link and not options.follow_file_symlinks:
+            continue
+        if _included(entry, options):
+            yield entry.rel
