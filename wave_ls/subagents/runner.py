@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
@@ -69,7 +69,6 @@ class SubagentHost:
     home: Path
     parent_messages: Callable[[], list[Message]] = list
     emit: Callable[[Event], None] = lambda _event: None  # the parent session's event sink
-    listeners: list[SubagentListener] = field(default_factory=list)
     tool_factory: Callable[[], Sequence[Tool]] = builtin_tools
     foreground_timeout: float = DEFAULT_FOREGROUND_TIMEOUT
 
@@ -207,9 +206,7 @@ async def run_delegation(
     else:
         config = subagent_config(host, delegation.definition, cwd)
         history = []
-    bridge = SubagentBridge(
-        instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, record.to_json())
-    )
+    bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
     # Its requests name the block they come from: the delegation's own, or the run's.
     asker = DelegatedAsker(host.asker(), lambda: record.task_id or ctx.tool_call_id)
     conversation = Conversation(
