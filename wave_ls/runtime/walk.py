@@ -70,19 +70,38 @@ def _split_top_level(text: str) -> list[str]:
     return parts
 
 
+def _matches_itself(pattern: pathspec.RegexPattern, path: str) -> bool:
+    """Whether ``pattern`` matches ``path`` itself rather than one of its parent directories.
+
+    pathspec (public API: ``match_file`` and its ``re.Match``) matches a path when the
+    pattern matches it or a parent; a match that stops right after a ``/`` is the parent's.
+    A trailing ``/**`` is the contents of a directory: everything below it, never itself.
+    """
+    result = pattern.match_file(path)
+    if not result:
+        return False
+    end = result.match.end()
+    if str(pattern.pattern).rstrip().endswith("/**"):
+        return end < len(path)
+    return end == len(path) or not path[:end].endswith("/")
+
+
 class PatternSet:
     """gitignore-style patterns matched against one exact path; the last match wins.
 
     ``match`` returns True (a positive pattern matched), False (a ``!`` pattern matched) or
     None (no pattern matched). Paths are posix and relative to the patterns' base directory.
     A pattern matches a path itself, not through its parent directory (``build/`` matches
-    the directory ``build``, not ``build/x``; the walk decides about ``build`` first), and a
-    trailing ``/**`` matches what lies inside a directory, never the directory.
+    the directory ``build``, not ``build/x``: the walk decides about ``build`` first).
     """
 
     def __init__(self, lines: Iterable[str]) -> None:
         spec = pathspec.GitIgnoreSpec.from_lines(list(lines))
-        self._patterns = [p for p in spec.patterns if p.include is not None]
+        self._patterns = [
+            p
+            for p in spec.patterns
+            if isinstance(p, pathspec.RegexPattern) and p.include is not None
+        ]
         self.has_positive = any(p.include for p in self._patterns)
 
     def __bool__(self) -> bool:
@@ -90,15 +109,9 @@ class PatternSet:
 
     def match(self, rel: str, is_dir: bool) -> bool | None:
         path = rel + "/" if is_dir else rel
-        parent = rel.rpartition("/")[0]
         for pattern in reversed(self._patterns):
-            if not pattern.match_file(path):
-                continue
-            if is_dir and str(pattern.pattern).rstrip().endswith("/**"):
-                continue  # "dir/**" is the directory's contents, not the directory
-            if parent and pattern.match_file(parent + "/"):
-                continue  # matched through its parent, which the walk judged already
-            return bool(pattern.include)
+            if _matches_itself(pattern, path):
+                return bool(pattern.include)
         return None
 
     @classmethod
