@@ -153,8 +153,8 @@ def delete_branch(backend: str, repo: Path, branch: str) -> None:
         return
     from dulwich.repo import Repo
 
+    from wave_ls.runtime.git_dirs import common_dir_of
     from wave_ls.worktrees.dulwich_backend import delete_branch as dulwich_delete
-    from wave_ls.worktrees.layout import common_dir_of
 
     common = common_dir_of(repo)
     assert common is not None

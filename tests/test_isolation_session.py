@@ -126,20 +126,6 @@ async def test_sessions_do_not_share_worktree_state(repo: Path, home: Path):
     assert not wt_b.path.exists()
 
 
-async def test_recovers_when_the_worktree_is_deleted_by_hand(repo: Path, home: Path):
-    session = SessionWorktrees(repo, home)
-    wt = await session.enter("gone")
-    assert session.recover_if_missing() is None
-    git(repo, "worktree", "remove", "--force", str(wt.path))
-    note = session.recover_if_missing()
-    assert note == (
-        f"Note: working directory {wt.path} no longer exists; session working directory "
-        f"recovered to {repo}"
-    )
-    assert session.current is None and session.cwd == repo
-    assert session.recover_if_missing() is None  # only once
-
-
 # ---------------------------------------------------------------------- tools
 
 

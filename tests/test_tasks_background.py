@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import alive
+from wave_ls.runtime.core import RunUsage, Usage
 from wave_ls.tasks import (
     NOTICE_PREFIX,
     BackgroundTasks,
@@ -177,7 +178,7 @@ async def test_a_subagent_task_reports_progress_and_completes_with_one_notice(
         return SubagentOutcome(
             "completed",
             "Found 3 test files:\ntests/a.py",
-            {"total_tokens": 123, "tool_uses": 4},
+            RunUsage(Usage(total_tokens=123), 4),
             "No changes: worktree removed.",
         )
 
@@ -255,7 +256,7 @@ async def test_stopping_a_subagent_waits_for_its_cleanup(tasks: BackgroundTasks)
             await asyncio.sleep(0.05)  # e.g. counting the worktree's changes
             handle.write("cleanup: worktree kept")
             handle.record(
-                usage={"total_tokens": 50, "tool_uses": 1},
+                usage=RunUsage(Usage(total_tokens=50), 1),
                 worktree_summary="Worktree kept at .wave/worktrees/agent-x (2 changed files).",
             )
             cleaned.append(True)
@@ -414,7 +415,7 @@ async def test_stop_all_stops_every_running_task_and_refuses_new_ones(
 async def test_list_items_have_the_protocol_fields(tasks: BackgroundTasks, workdir: Path) -> None:
     # PROTOCOL wave/tasks/list: {taskId, sessionId, subagentType, status, ...}
     async def run(handle: TaskHandle) -> SubagentOutcome:
-        return SubagentOutcome("completed", "ok", {"total_tokens": 7})
+        return SubagentOutcome("completed", "ok", RunUsage(Usage(total_tokens=7)))
 
     agent = tasks.start_subagent(
         run, subagent_type="Explore", description="Look", session_id="sub-00aa11bb"
@@ -428,7 +429,7 @@ async def test_list_items_have_the_protocol_fields(tasks: BackgroundTasks, workd
     assert agent_json["subagentType"] == "Explore"
     assert agent_json["kind"] == "subagent"
     assert agent_json["status"] == "completed"
-    assert agent_json["usage"] == {"total_tokens": 7}
+    assert agent_json["usage"] == {"total_tokens": 7, "tool_uses": 0, "duration_ms": 0}
     assert agent_json["endedAt"] >= agent_json["startedAt"]
     assert agent_json["summary"] == 'Agent "Look" completed'
     assert shell_json["taskId"] == shell_id

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from wave_ls.runtime.core import ToolContext, ToolError, tool_schema
+from wave_ls.runtime.core import RunUsage, ToolContext, ToolError, Usage, tool_schema
 from wave_ls.runtime.permissions import decide
 from wave_ls.runtime.services import Services
 from wave_ls.runtime.tools.bash import BashTool
@@ -96,7 +96,7 @@ async def test_task_output_of_an_ended_subagent_is_its_result_verbatim(
         handle.write("Grep def answer")
         handle.report("Grep def answer · 40 tokens")
         return SubagentOutcome(
-            "completed", "answer() is in src/app.py:1", {"total_tokens": 40, "tool_uses": 1}
+            "completed", "answer() is in src/app.py:1", RunUsage(Usage(total_tokens=40), 1)
         )
 
     info = tasks.start_subagent(run, subagent_type="Explore", description="Find answer")

@@ -44,7 +44,6 @@ from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.runtime.tools.task_list import TaskList
 from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
-from wave_ls.subagents.activity import SubagentListener
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
 from wave_ls.subagents.settings import foreground_timeout
@@ -80,7 +79,6 @@ class AgentSession:
         messages: Sequence[Message] = (),
         persist: bool = True,
         catalog: Callable[[], AgentCatalog] | None = None,
-        listeners: Sequence[SubagentListener] = (),
     ) -> None:
         self.id = session_id or uuid.uuid4().hex
         self.cwd = cwd.resolve()
@@ -121,7 +119,6 @@ class AgentSession:
                 home=home,
                 parent_messages=lambda: self.conversation.messages,
                 emit=self.conversation_sink_emit,
-                listeners=list(listeners),
                 foreground_timeout=foreground_timeout(self.cwd, home),
                 tool_factory=session_tools,
             )

@@ -17,9 +17,8 @@ from acp.schema import ToolCallStart
 
 from wave_ls.acp.tool_calls import final_content, present
 from wave_ls.acp.updates import notice_line
-from wave_ls.runtime.core import Message
+from wave_ls.runtime.core import Message, parsed_arguments
 from wave_ls.runtime.loop import CANCELLED_TOOL_RESULT
-from wave_ls.subagents.activity import parsed_arguments
 
 
 def replay(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:

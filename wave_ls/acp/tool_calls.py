@@ -22,7 +22,8 @@ from acp.schema import (
 )
 
 from wave_ls.runtime.permissions import permission_summary
-from wave_ls.subagents.activity import delegation_title, key_argument
+from wave_ls.subagents.activity import key_argument
+from wave_ls.subagents.record import DelegationRecord, delegation_title
 
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
@@ -72,8 +73,9 @@ def present(
 def title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
     """``Explore: Find the tests``, ``Read src/app.py``, ``Bash: pytest -q``, ..."""
     if name == "Agent":
-        text = delegation_title(args, details)
-        return f"{text} (background)" if details.get("background") else text
+        record = DelegationRecord.from_json(details)
+        text = delegation_title(args, record)
+        return f"{text} (background)" if record.background else text
     if name == "TaskCreate" and isinstance(args.get("subject"), str):
         return f"Create task: {args['subject']}"
     if name == "ExitPlanMode":
@@ -97,9 +99,8 @@ def final_content(
     An ``Agent`` delegation ends with its summary (tool calls, tokens, time) and the
     subagent's answer; a Write or Edit keeps its diff; other tools show their result.
     """
-    details = details or {}
     if name == "Agent":
-        summary = details.get("summary")
+        summary = DelegationRecord.from_json(details).summary
         blocks = [summary] if isinstance(summary, str) and summary else []
         return [tool_content(text_block(text)) for text in [*blocks, _cut(result)] if text]
     if name in ("Write", "Edit") and not failed:

@@ -29,8 +29,9 @@ from wave_ls.runtime.core import (
     Message,
     ToolBlockUpdated,
     UserMessageAdded,
+    parsed_arguments,
 )
-from wave_ls.subagents.activity import parsed_arguments, starts_background_run
+from wave_ls.subagents.record import DelegationRecord, starts_background_run
 
 STATUS: dict[str, ToolCallStatus] = {
     "pending": "pending",
@@ -152,7 +153,7 @@ class SessionUpdates:
 
     def _result(self, event: ToolBlockUpdated) -> str:
         if event.name == "Agent" and starts_background_run(
-            parsed_arguments(event.arguments), event.details
+            parsed_arguments(event.arguments), DelegationRecord.from_json(event.details)
         ):
             return event.short_result  # "Background task <id>": the run is its own tool call
         return event.result if event.result is not None else event.short_result

@@ -1,56 +1,50 @@
-"""Split an agent file into YAML frontmatter and body, and read the frontmatter's mapping.
+"""Read an agent file's frontmatter: its top-level keys, their values, and where each is.
 
-The YAML is read by strictyaml's YAML engine (its bundled ruamel scanner, parser and
-composer, with the base resolver, so every scalar stays a string) at node level: nodes
-carry their line and scalar style, which gives exact line numbers, tells a quoted
-``"true"`` from a plain ``true``, and costs a quarter of ``strictyaml.dirty_load`` (whose
-schema validation deep-copies the document; see docs/agents.md, "Why not dirty_load").
+The YAML goes through strictyaml's public API (``dirty_load``: flow lists allowed, every
+scalar text); what strictyaml does not say (columns, whether a scalar was quoted) is read
+from the source lines, which the entries' line numbers point into. Before any parsing the
+text is checked for nesting deeper than ``MAX_NESTING``: the YAML scanner and composer cost
+grows faster than the depth, and agent files need only ``key: value`` lines and simple lists.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from strictyaml.ruamel.error import MarkedYAMLError, YAMLError
-from strictyaml.ruamel.loader import BaseLoader
-from strictyaml.ruamel.main import compose
-from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
+import strictyaml
 
 from wave_ls.agents.definition import ProblemCode, Span
+from wave_ls.runtime.frontmatter import Frontmatter, FrontmatterError
+from wave_ls.runtime.frontmatter import split_frontmatter as split
 
-DELIMITER = "---"
 # Keys and short values need little; a bigger frontmatter is a mistake (or an attack on the
 # YAML parser's time).
 MAX_FRONTMATTER_CHARS = 64 * 1024
 MAX_NESTING = 32
 _BRACKETS = re.compile(r"[\[\]{}]")
+# A block line's structure: its indentation and the "- " / "? " indicators that open it.
+_BLOCK_PREFIX = re.compile(r"(?:[ \t]|[-?](?=[ \t]))*")
 HOW_TO_START = (
     "an agent file starts with a '---' line, then 'name:' and 'description:' lines, "
     "then '---' and the system prompt"
 )
 
 
-class FrontmatterError(Exception):
-    """The file cannot be read as an agent file; ``line`` is 1-based in the file, ``code``
-    a ``ProblemCode`` when an editor can offer a fix."""
-
-    def __init__(self, line: int | None, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
-        self.code = code
-
-
 @dataclass(frozen=True)
-class Frontmatter:
-    """The YAML text between the delimiters, where it starts, and the body after them."""
+class Node:
+    """A value as written: a ``scalar`` (its ``text``; ``plain`` when unquoted and not a
+    block scalar, the only kind that can be a YAML boolean), a ``sequence`` of ``items`` or a
+    ``mapping``; ``span`` is where it is written in the file, ``source`` its YAML source."""
 
-    yaml_text: str
-    first_line: int  # 1-based file line of the first YAML line
-    open_line: int  # 1-based file line of the opening '---'
-    body: str
+    kind: Literal["scalar", "sequence", "mapping"]
+    span: Span
+    source: str
+    text: str | None = None
+    plain: bool = False
+    items: tuple[Node, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -60,29 +54,13 @@ class Entry:
     key: str
     line: int
     node: Node
-    key_node: Node | None = None
+    key_span: Span
 
 
 def split_frontmatter(text: str) -> Frontmatter:
-    """Find the ``---`` delimited frontmatter at the top of ``text`` (blank lines before it
-    are allowed); raise ``FrontmatterError`` when there is none."""
-    lines = text.lstrip("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if not any(line.strip() for line in lines):
-        raise FrontmatterError(None, f"the file is empty; {HOW_TO_START}")
-    start = next(i for i, line in enumerate(lines) if line.strip())
-    if lines[start].rstrip() != DELIMITER:
-        raise FrontmatterError(start + 1, f"no frontmatter: {HOW_TO_START}")
-    for end in range(start + 1, len(lines)):
-        if lines[end].rstrip() in (DELIMITER, "..."):
-            return Frontmatter(
-                yaml_text="\n".join(lines[start + 1 : end]) + "\n",
-                first_line=start + 2,
-                open_line=start + 1,
-                body="\n".join(lines[end + 1 :]).strip(),
-            )
-    raise FrontmatterError(
-        start + 1, "the frontmatter is not closed: add a '---' line after the last key"
-    )
+    """The agent file's frontmatter (``runtime/frontmatter.py``), or ``FrontmatterError``
+    saying how an agent file starts."""
+    return split(text, HOW_TO_START)
 
 
 def read_mapping(front: Frontmatter) -> list[Entry]:
@@ -99,10 +77,19 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
             f"most {MAX_FRONTMATTER_CHARS:,} (put long text in the body, after the '---')",
         )
     try:
-        _check_flow_depth(front.yaml_text)
-        root = compose(front.yaml_text, Loader=_NestingCappedLoader)
-    except YAMLError as error:
-        line, message, code = explain_yaml_error(error, front.yaml_text.split("\n"))
+        _check_depth(front.yaml_text)
+        _check_characters(front.yaml_text)
+        document = strictyaml.dirty_load(front.yaml_text, allow_flow_style=True)
+    except _Unreadable as error:
+        raise FrontmatterError(error.line + first, error.message) from None
+    except (AssertionError, AttributeError, TypeError) as error:
+        # strictyaml fails this way on YAML it does not model (complex keys, ...).
+        line, message = _unusual(front.yaml_text)
+        raise FrontmatterError(
+            None if line is None else line + first, message or str(error)
+        ) from None
+    except strictyaml.YAMLError as error:
+        line, message, code = explain_yaml_error(error, front.yaml_text.split("\n"), first)
         raise FrontmatterError(None if line is None else line + first, message, code) from None
     except _TooDeep as error:
         raise FrontmatterError(
@@ -110,28 +97,148 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
             f"the frontmatter nests lists or mappings more than {MAX_NESTING} levels deep; "
             "agent files need only 'key: value' lines and simple lists",
         ) from None
-    if root is None:
+    if not front.yaml_text.strip():
         return []
-    if not isinstance(root, MappingNode):
+    lines = front.yaml_text.split("\n")
+    if not document.is_mapping():
+        where = next((i for i, text in enumerate(lines) if text.strip()), 0)
         raise FrontmatterError(
-            root.start_mark.line + first,
+            where + first,
             "the frontmatter must be 'key: value' lines (found "
-            f"{'a list' if isinstance(root, SequenceNode) else 'plain text'})",
+            f"{'a list' if document.is_sequence() else 'plain text'})",
         )
+    keys = list(document.keys())
+    rows = _key_rows(lines, keys)
     entries: list[Entry] = []
-    seen: dict[str, int] = {}
-    for key_node, value_node in root.value:
-        line = key_node.start_mark.line + first
-        if not isinstance(key_node, ScalarNode):
-            raise FrontmatterError(line, "a key must be plain text, not a list or mapping")
-        key = key_node.value
-        if key in seen:
-            raise FrontmatterError(
-                line, f"duplicate key '{key}' (first on line {seen[key]}); keep only one"
-            )
-        seen[key] = line
-        entries.append(Entry(key, line, value_node, key_node))
+    for index, key_yaml in enumerate(keys):
+        row = rows[index]  # 0-based in the YAML text
+        key = str(key_yaml.data)
+        value = document[key_yaml]
+        # The value runs to the line before the next key (strictyaml's end lines of flow
+        # values are not reliable), comments and blank lines at its end left out.
+        stop = rows[index + 1] if index + 1 < len(keys) else len(lines)
+        column = _key_column(lines[row], key)
+        key_span = Span(row + first, column, row + first, column + len(key))
+        node = _node(value, lines, row, _value_column(lines[row], column + len(key)), stop, first)
+        entries.append(Entry(key, row + first, node, key_span))
     return entries
+
+
+def _node(value: Any, lines: list[str], row: int, column: int, stop: int, first: int) -> Node:
+    """The ``Node`` of a strictyaml value written from (``row``, ``column``) of the YAML text
+    up to the line ``stop`` (exclusive); a value that starts on a later line (a block list
+    or mapping under its key) starts at its first written character."""
+    if not _without_comment(lines[row])[column:].strip():
+        below = next(
+            (
+                r
+                for r in range(row + 1, min(stop, len(lines)))
+                if _without_comment(lines[r]).strip()
+            ),
+            None,
+        )
+        if below is not None:
+            row, column = below, len(lines[below]) - len(lines[below].lstrip())
+    end = _last_line(lines, row, stop)
+    last = _without_comment(lines[end])
+    written = [_without_comment(lines[row])[column:], *lines[row + 1 : end], last][: end - row + 1]
+    source = textwrap.dedent("\n".join([" " * column + written[0], *written[1:]])).strip()
+    span = Span(row + first, column, end + first, max(len(last), column if end == row else 0))
+    if value.is_scalar():
+        plain = lines[row][column : column + 1] not in ("'", '"', "|", ">", "[", "{", "!", "&", "*")
+        return Node("scalar", span, source, str(value.data), plain=plain)
+    if value.is_mapping():
+        return Node("mapping", span, source)
+    items = tuple(
+        Node("scalar", span, source, str(item.data), plain=True)
+        if item.is_scalar()
+        else Node("mapping" if item.is_mapping() else "sequence", span, source)
+        for item in value
+    )
+    return Node("sequence", span, source, items=items)
+
+
+def _key_rows(lines: list[str], keys: list[Any]) -> list[int]:
+    """The 0-based line of each top-level key, in order: found in the source (a key line
+    starts at column 0), else asked of strictyaml, whose ``start_line`` is correct but
+    costly (it re-serialises the document)."""
+    rows: list[int] = []
+    row = 0
+    for key in keys:
+        pattern = re.compile(
+            rf"""(?:{re.escape(str(key.data))}|(["']){re.escape(str(key.data))}\1)\s*:"""
+        )
+        found = next((r for r in range(row, len(lines)) if pattern.match(lines[r])), None)
+        row = found if found is not None else key.start_line - 1
+        rows.append(row)
+        row += 1
+    return rows
+
+
+def _key_column(text: str, key: str) -> int:
+    found = text.find(key)
+    return max(found, 0)
+
+
+def _value_column(text: str, after_key: int) -> int:
+    """Where the value starts on the key's line: after the ``:`` and the spaces."""
+    column = text.find(":", after_key)
+    column = after_key if column < 0 else column + 1
+    while column < len(text) and text[column] in " \t":
+        column += 1
+    return column
+
+
+def _last_line(lines: list[str], row: int, stop: int) -> int:
+    """The last line from ``row`` before ``stop`` with something other than a comment."""
+    for line in range(min(stop, len(lines)) - 1, row, -1):
+        if _without_comment(lines[line]).strip():
+            return line
+    return row
+
+
+def _without_comment(text: str) -> str:
+    """The line without a trailing ``# comment`` (a ``#`` after a space, outside quotes)."""
+    quote = ""
+    for index, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (index == 0 or text[index - 1] in " \t"):
+            return text[:index].rstrip()
+    return text.rstrip()
+
+
+class _Unreadable(Exception):
+    def __init__(self, line: int, message: str) -> None:
+        self.line = line  # 0-based in the YAML text
+        self.message = message
+
+
+# What YAML does not allow in a document (the C0 and C1 controls but tab, LF, CR and NEL;
+# surrogates; U+FFFE/U+FFFF).
+_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]")
+_COMPLEX_KEY = re.compile(r"^\s*(?:- +)*(?:\? |[\[{][^\n]*\]?\}?\s*:)")
+
+
+def _check_characters(text: str) -> None:
+    found = _FORBIDDEN.search(text)
+    if found is not None:
+        row = text.count("\n", 0, found.start())
+        raise _Unreadable(
+            row,
+            f"the frontmatter contains the control character U+{ord(found.group()):04X}"
+            "; YAML does not allow it (remove it, or write it escaped in double quotes)",
+        )
+
+
+def _unusual(text: str) -> tuple[int | None, str | None]:
+    """Where strictyaml's failure most likely comes from: a key written as a list or mapping."""
+    for row, line in enumerate(text.split("\n")):
+        if _COMPLEX_KEY.match(line):
+            return row, "a key must be plain text, not a list or mapping"
+    return None, "the frontmatter could not be read as YAML"
 
 
 class _TooDeep(Exception):
@@ -139,42 +246,33 @@ class _TooDeep(Exception):
         self.line = line  # 0-based in the YAML text
 
 
-def _check_flow_depth(text: str) -> None:
-    """``_TooDeep`` for brackets nested deeper than ``MAX_NESTING`` (counted everywhere, in
-    quotes too: no real frontmatter comes close). The scanner reads a whole flow collection
-    before the composer sees its first node, and its cost grows with the square of the
-    depth, so this is checked first."""
+def _check_depth(text: str) -> None:
+    """``_TooDeep`` for lists or mappings nested deeper than ``MAX_NESTING``, counted in the
+    text before any parsing (the scanner reads a whole flow collection before the composer
+    sees its first node, and both cost more than linear time in the depth): brackets count
+    everywhere (in quotes too: no real frontmatter comes close), and a block line counts its
+    indentation and its leading ``- `` / ``? `` indicators."""
     depth = 0
     for bracket in _BRACKETS.finditer(text):
         depth += 1 if bracket.group() in "[{" else -1
         if depth > MAX_NESTING:
             raise _TooDeep(text.count("\n", 0, bracket.start()))
-
-
-class _NestingCappedLoader(BaseLoader):
-    """The base loader, refusing nesting deeper than ``MAX_NESTING``: composing recurses
-    once per level and its cost grows faster than the depth (1,000 levels: RecursionError
-    after 2 s). The parser runs lazily, so nothing past the limit is even scanned."""
-
-    _depth = 0
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        self._depth += 1
-        try:
-            if self._depth > MAX_NESTING:
-                raise _TooDeep(self.peek_event().start_mark.line)
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
+    for row, line in enumerate(text.split("\n")):
+        indicators = _BLOCK_PREFIX.match(line)
+        width = len(indicators.group()) if indicators else 0
+        if width > 2 * MAX_NESTING:
+            raise _TooDeep(row)
 
 
 _KEY_LINE = re.compile(r"^(\s*)([^\s#:][^:]*?):(\s|$)")
 
 
-def explain_yaml_error(error: YAMLError, lines: list[str]) -> tuple[int | None, str, str | None]:
-    """A 0-based line, a message a person can act on, and a ``ProblemCode`` (or None), for a
-    YAML parse error."""
-    line, message = _explain(error, lines)
+def explain_yaml_error(
+    error: strictyaml.YAMLError, lines: list[str], first: int = 1
+) -> tuple[int | None, str, str | None]:
+    """A 0-based line of ``lines``, a message a person can act on, and a ``ProblemCode`` (or
+    None), for a YAML parse error; ``first`` is the file line of ``lines[0]``."""
+    line, message = _explain(error, lines, first)
     code = ProblemCode.UNQUOTED_COLON if message.endswith(UNQUOTED_COLON_ADVICE) else None
     return line, message, code
 
@@ -182,18 +280,20 @@ def explain_yaml_error(error: YAMLError, lines: list[str]) -> tuple[int | None, 
 UNQUOTED_COLON_ADVICE = "contains ': '; quote it or use '>-'"
 
 
-def _explain(error: YAMLError, lines: list[str]) -> tuple[int | None, str]:
-    if not isinstance(error, MarkedYAMLError):
+def _explain(error: strictyaml.YAMLError, lines: list[str], first: int) -> tuple[int | None, str]:
+    problem = str(getattr(error, "problem", None) or "")
+    context = str(getattr(error, "context", None) or "")
+    problem_mark = getattr(error, "problem_mark", None)
+    context_mark = getattr(error, "context_mark", None)
+    mark = problem_mark or context_mark
+    if mark is None:
         return None, f"invalid YAML: {error}"
-    problem = error.problem or ""
-    context = error.context or ""
-    mark = error.problem_mark or error.context_mark
-    line = mark.line if mark is not None else None
+    line: int | None = mark.line
     # For these the problem mark points past the mistake; the context mark is where it is.
-    if error.context_mark is not None and (
+    if context_mark is not None and (
         "simple key" in context or "quoted scalar" in context or "flow" in context
     ):
-        line = error.context_mark.line
+        line = context_mark.line
     text = lines[line] if line is not None and line < len(lines) else ""
     if "\t" in _indentation(text):
         return line, "a tab character is used for indentation; YAML indentation must use spaces"
@@ -217,6 +317,13 @@ def _explain(error: YAMLError, lines: list[str]) -> tuple[int | None, str]:
         return line, f"{prefix}a value cannot start with '{char}'; quote it"
     if "another document" in problem:
         return line, "a second YAML document inside the frontmatter; remove the '...' line"
+    if problem.startswith("Duplicate key") and line is not None:
+        key = problem.split("'")[1] if problem.count("'") >= 2 else ""
+        indent = _indentation(text)
+        pattern = re.compile(rf"{re.escape(indent)}{re.escape(key)}\s*:")
+        earlier = next((row for row in range(line) if pattern.match(lines[row])), None)
+        where = f" (first on line {earlier + first})" if earlier is not None else ""
+        return line, f"duplicate key '{key}'{where}; keep only one"
     detail = f"{problem} ({context})" if context else problem
     return line, f"invalid YAML: {detail}"
 
@@ -241,41 +348,27 @@ def _owner_key(lines: list[str], line: int | None) -> str | None:
     return own.group(2).strip() if own else None
 
 
-def scalar_text(node: Node) -> str | None:
-    """The text of a scalar node, or None for a list or mapping."""
-    return node.value if isinstance(node, ScalarNode) else None
-
-
-def is_plain(node: Node) -> bool:
-    """True for an unquoted, non-block scalar (the only kind that can be a YAML boolean)."""
-    return isinstance(node, ScalarNode) and node.style is None
-
-
-def source_text(yaml_text: str, node: Node) -> str:
-    """The YAML source of a node, as written (used to keep unknown non-scalar values)."""
-    return yaml_text[node.start_mark.index : node.end_mark.index].rstrip()
-
-
 def node_span(front: Frontmatter, node: Node) -> Span:
-    """Where a node's source is in the file (its start and end marks)."""
-    return Span(
-        node.start_mark.line + front.first_line,
-        node.start_mark.column,
-        node.end_mark.line + front.first_line,
-        node.end_mark.column,
-    )
+    """Where a value is written in the file."""
+    return node.span
 
 
 def find_in_node(front: Frontmatter, node: Node, word: str, start: int = 0) -> tuple[Span, int]:
-    """Where ``word`` is written inside a node's source, as a whole word, at or after the
-    YAML text index ``start``; the node's own span when it cannot be found (an escaped
+    """Where ``word`` is written inside a value, as a whole word, at or after the index
+    ``start`` of the YAML text; the value's own span when it cannot be found (an escaped
     spelling). Also returns the index just after it, to find the next word from there."""
     text = front.yaml_text
-    begin = max(start, node.start_mark.index)
+    span = node.span
+    lines = text.split("\n")
+    first_row = span.line - front.first_line
+    begin_index = sum(len(line) + 1 for line in lines[:first_row]) + span.column
+    end_index = sum(len(line) + 1 for line in lines[: span.end_line - front.first_line])
+    end_index += span.end_column
+    begin = max(start, begin_index)
     pattern = re.compile(r"(?<![\w*])" + re.escape(word) + r"(?![\w*])")
-    found = pattern.search(text, begin, node.end_mark.index)
+    found = pattern.search(text, begin, end_index)
     if found is None:
-        return node_span(front, node), begin
+        return span, begin
     line = text.count("\n", 0, found.start())
     column = found.start() - (text.rfind("\n", 0, found.start()) + 1)
     file_line = line + front.first_line

@@ -10,19 +10,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import cast
 
-from strictyaml.ruamel.nodes import MappingNode, Node, ScalarNode, SequenceNode
-
 from wave_ls.agents.definition import AgentDefinition, Problem, ProblemCode, Source, Span
 from wave_ls.agents.frontmatter import (
     Entry,
     Frontmatter,
     FrontmatterError,
+    Node,
     find_in_node,
-    is_plain,
-    node_span,
     read_mapping,
-    scalar_text,
-    source_text,
     split_frontmatter,
 )
 from wave_ls.agents.toolset import ALL_TOOL_NAMES, ALL_TOOLS_WILDCARD, NEVER_FOR_SUBAGENTS
@@ -104,9 +99,9 @@ class _Reader:
         entry = self.entries.get(key)
         if entry is None:
             return None
-        value = scalar_text(entry.node)
+        value = entry.node.text
         if value is None:
-            span = node_span(self.front, entry.node)
+            span = entry.node.span
             self.fail(entry.line, f"{key}: expected text, found {_shape(entry.node)}", span)
             return None
         return value.strip()
@@ -128,29 +123,25 @@ class _Reader:
         if entry is None:
             return None
         node = entry.node
-        if isinstance(node, ScalarNode):
-            if not node.value.strip():
+        if node.kind == "scalar":
+            if not (node.text or "").strip():
                 return None
             items = [node]
-        elif isinstance(node, SequenceNode):
+        elif node.kind == "sequence":
             items = []
-            for item in node.value:
-                if not isinstance(item, ScalarNode):
-                    self.fail(
-                        entry.line,
-                        f"{key}: list items must be tool names",
-                        node_span(self.front, item),
-                    )
+            for item in node.items:
+                if item.kind != "scalar":
+                    self.fail(entry.line, f"{key}: list items must be tool names", item.span)
                     return None
                 items.append(item)
         else:
-            span = node_span(self.front, node)
+            span = node.span
             self.fail(entry.line, f"{key}: expected a list of tool names, found a mapping", span)
             return None
         names: list[str] = []
+        after = 0
         for item in items:
-            after = 0
-            for part in item.value.split(","):
+            for part in (item.text or "").split(","):
                 name = part.strip()
                 if not name:
                     continue
@@ -179,16 +170,16 @@ class _Reader:
             if entry is None:
                 continue
             node = entry.node
-            value = scalar_text(node)
-            if is_plain(node) and value in YAML_TRUE:
+            plain = node.kind == "scalar" and node.plain
+            if plain and node.text in YAML_TRUE:
                 result = True
-            elif not (is_plain(node) and value in YAML_FALSE):
-                written = source_text(self.front.yaml_text, node) or "nothing"
+            elif not (plain and node.text in YAML_FALSE):
+                written = node.source or "nothing"
                 self.warn(
                     entry.line,
                     f"{key}: {written} is not the boolean true, so it counts as false; "
                     f"write '{key}: true' (unquoted) to turn it on",
-                    node_span(self.front, node) if written != "nothing" else None,
+                    node.span if written != "nothing" else None,
                     ProblemCode.NOT_BOOLEAN,
                 )
         return result
@@ -199,8 +190,8 @@ class _Reader:
         for key, entry in self.entries.items():
             if key in KNOWN_KEYS:
                 continue
-            value = scalar_text(entry.node)
-            out[key] = value if value is not None else source_text(self.front.yaml_text, entry.node)
+            value = entry.node.text
+            out[key] = value if value is not None else entry.node.source
         return out
 
 
@@ -249,7 +240,7 @@ def _definition(
             entries["name"].line,
             f"name: '{name}' is not a valid name; use {NAME_RULE}"
             + (" (the plugin prefix is added for you)" if plugin and ":" in name else ""),
-            node_span(reader.front, entries["name"].node),
+            entries["name"].node.span,
         )
     description = reader.required(
         "description", "description: when to use this agent", ProblemCode.MISSING_DESCRIPTION
@@ -280,7 +271,7 @@ def _isolation(entries: dict[str, Entry]) -> str | None:
     # Kept as written; the runtime gives meaning to "worktree" only, others are ignored
     # without error (as in Claude Code), so no problem is reported here.
     entry = entries.get("isolation")
-    value = scalar_text(entry.node) if entry else None
+    value = entry.node.text if entry else None
     return (value or "").strip() or None
 
 
@@ -289,7 +280,7 @@ def _none_if_wildcard(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
 
 
 def _shape(node: Node) -> str:
-    return "a mapping" if isinstance(node, MappingNode) else "a list"
+    return "a mapping" if node.kind == "mapping" else "a list"
 
 
 def closest_tool_name(name: str) -> str | None:

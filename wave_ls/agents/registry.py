@@ -29,6 +29,7 @@ from wave_ls.agents.discovery import (
     merge_layers,
 )
 from wave_ls.agents.parse import NAME_PATTERN, NAME_RULE, parse_agent_file
+from wave_ls.agents.parse_cache import ParseCache
 
 RACY_WINDOW_NS = 2_000_000_000  # covers the coarsest common mtime granularity (FAT, HFS+)
 # Adding, deleting or renaming a file changes its directory's mtime and is seen at once; a
@@ -75,6 +76,7 @@ class AgentRegistry:
         self._catalogs: dict[Path, tuple[tuple[object, ...], AgentCatalog]] = {}
         self._lock = threading.Lock()
         self._generation = 0
+        self._disk = ParseCache(self.home)
         self.parse_count = 0
         """How many files were parsed so far (a cache miss each); for tests and benchmarks."""
 
@@ -104,6 +106,7 @@ class AgentRegistry:
         with self._lock:
             dirs, problems = agent_dirs(cwd, self.home, self._plugins, env)
             scanned = [(agent_dir, self._scan(agent_dir)) for agent_dir in dirs]
+            self._disk.save()
             key = (tuple(problems), *((d, c.generation) for d, c in scanned))
             previous = self._catalogs.get(cwd)
             if previous is not None and previous[0] == key:
@@ -173,7 +176,7 @@ class AgentRegistry:
             parsed = (
                 _failed(path, read_problem)
                 if read_problem is not None
-                else self._parse(agent_dir, path, data)
+                else self._parse_or_recall(agent_dir, path, data, st, racy)
             )
             files[name] = _CachedFile(stamp, digest, racy, parsed)
             changed = True
@@ -184,6 +187,19 @@ class AgentRegistry:
             fresh = _CachedDir(files, old.generation, old.problem, dir_stamp, now)
         self._dirs[agent_dir] = fresh
         return fresh
+
+    def _parse_or_recall(
+        self, agent_dir: AgentDir, path: Path, data: bytes, st: os.stat_result, racy: bool
+    ) -> ParsedFile:
+        """The file parsed, or its outcome from the disk cache when it is settled there."""
+        if racy:  # its stamp may not tell it from a second change yet
+            return self._parse(agent_dir, path, data)
+        key = (str(path), st.st_size, st.st_mtime_ns, agent_dir.source, agent_dir.plugin or "")
+        parsed = self._disk.get(key)
+        if parsed is None:
+            parsed = self._parse(agent_dir, path, data)
+            self._disk.put(key, parsed)
+        return parsed
 
     def _parse(self, agent_dir: AgentDir, path: Path, data: bytes) -> ParsedFile:
         self.parse_count += 1

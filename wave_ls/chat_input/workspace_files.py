@@ -8,23 +8,23 @@ the folder, POSIX style, shallow ones first.
 
 from __future__ import annotations
 
+import itertools
 import logging
-import os
 import subprocess
 import threading
 import time
 from pathlib import Path
 
-import pathspec
-
 from wave_ls.chat_input.file_index import FileIndex
+from wave_ls.runtime.git_dirs import git_dir_of
+from wave_ls.runtime.walk import WalkOptions
+from wave_ls.runtime.walk import walk_files as runtime_walk_files
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_SECONDS = 5.0
 DEFAULT_MAX_FILES = 100_000
 _GIT_TIMEOUT_SECONDS = 20.0
-_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn"})
 
 
 class WorkspaceFiles:
@@ -160,68 +160,16 @@ def list_git_files(root: Path) -> list[str] | None:
 
 
 def walk_files(root: Path, max_files: int = DEFAULT_MAX_FILES) -> list[str]:
-    """Files under `root` not ignored by any `.gitignore` on their way, at most `max_files`."""
-    found: list[str] = []
-    base = str(root)
-    # The ignore files in force in each directory: (directory's relative path, spec), outer first.
-    rules: dict[str, tuple[tuple[str, pathspec.GitIgnoreSpec], ...]] = {}
-    for dirpath, dirnames, filenames in os.walk(base):
-        rel = "" if dirpath == base else dirpath[len(base) + 1 :].replace(os.sep, "/")
-        specs = rules.pop(rel, ())
-        if ".gitignore" in filenames:
-            spec = _read_gitignore(Path(dirpath, ".gitignore"))
-            if spec is not None:
-                specs = (*specs, (rel, spec))
-        prefix = rel + "/" if rel else ""
-        kept = []
-        for name in sorted(dirnames):
-            if name not in _SKIPPED_DIRS and not _ignored(prefix + name + "/", specs):
-                kept.append(name)
-                rules[prefix + name] = specs
-        dirnames[:] = kept
-        for name in sorted(filenames):
-            if not _ignored(prefix + name, specs):
-                found.append(prefix + name)
-                if len(found) >= max_files:
-                    return found
-    return found
-
-
-def _ignored(path: str, specs: tuple[tuple[str, pathspec.GitIgnoreSpec], ...]) -> bool:
-    """Git's rule: the deepest ignore file with a matching pattern decides."""
-    for directory, spec in reversed(specs):
-        relative = path[len(directory) + 1 :] if directory else path
-        decision = spec.check_file(relative).include
-        if decision is not None:
-            return decision
-    return False
-
-
-def _read_gitignore(path: Path) -> pathspec.GitIgnoreSpec | None:
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        return pathspec.GitIgnoreSpec.from_lines(lines)
-    except (OSError, ValueError) as error:
-        log.warning("ignoring unreadable %s: %s", path, error)
-        return None
+    """Files under `root` that no `.gitignore` on their way ignores (hidden ones included,
+    version-control folders skipped), at most `max_files`."""
+    options = WalkOptions(hidden=True, require_git=False)
+    return list(itertools.islice(runtime_walk_files(root, options), max_files))
 
 
 def _git_index_path(root: Path) -> Path | None:
     """The index file of the git work tree holding `root`, or None outside git."""
-    try:
-        done = subprocess.run(
-            ["git", "rev-parse", "--absolute-git-dir"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=_GIT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    if done.returncode != 0 or not done.stdout.strip():
-        return None
-    return Path(done.stdout.strip()) / "index"
+    git_dir = git_dir_of(root)
+    return git_dir / "index" if git_dir is not None else None
 
 
 def _mtime(path: Path) -> int | None:

@@ -172,8 +172,9 @@ def endpoint_check() -> Check:
 
 
 def settings_check(cwd: Path, home: Path) -> Check:
+    from wave_ls.runtime.project_settings import settings_files
     from wave_ls.worktrees.sandboxing import load_sandbox_settings, project_folder
-    from wave_ls.worktrees.settings import load_worktree_settings, settings_files
+    from wave_ls.worktrees.settings import load_worktree_settings
 
     project = project_folder(cwd)
     found = [str(path) for path in settings_files(project, home) if path.is_file()]

@@ -14,6 +14,7 @@ conversation is exactly what the model sees, and a transcript line is one messag
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +49,16 @@ class ToolCall:
         }
 
 
+def parsed_arguments(arguments: str) -> dict[str, Any]:
+    """A tool call's JSON arguments as a dict (empty when they are not a JSON object): for
+    showing a call, never for running it (the loop reports bad arguments to the model)."""
+    try:
+        args = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError:
+        return {}
+    return args if isinstance(args, dict) else {}
+
+
 @dataclass
 class Usage:
     """Token counts of one model round (or a sum of rounds)."""
@@ -65,6 +76,24 @@ class Usage:
 
     def to_json(self) -> dict[str, int]:
         return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class RunUsage:
+    """What one run of an agent (a subagent, a background task) cost: its tokens, how many
+    tools it called, and how long it took. The one shape of a run's usage."""
+
+    tokens: Usage = field(default_factory=Usage)
+    tool_calls: int = 0
+    duration_ms: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        """As task notices and ``wave/tasks/list`` carry it (Claude Code's names)."""
+        return {
+            "total_tokens": self.tokens.total_tokens,
+            "tool_uses": self.tool_calls,
+            "duration_ms": self.duration_ms,
+        }
 
 
 @dataclass

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from wave_ls.runtime.core import Message
+from wave_ls.runtime.frontmatter import FrontmatterError, optional_frontmatter
 
 log = logging.getLogger(__name__)
 
@@ -177,17 +178,12 @@ def _rules(directory: Path, kind: MemoryKind) -> list[MemorySource]:
 
 def _rule_body(path: Path, raw: str) -> str | None:
     """The rule's text, or None when it is conditional (``paths:``) or unreadable."""
-    if raw.startswith("\ufeff"):
-        raw = raw[1:]
-    lines = raw.splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        return raw.strip()
-    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
-    if end is None:
+    try:
+        header, body = optional_frontmatter(raw)
+    except FrontmatterError:
         log.warning("memory rule %s skipped: its frontmatter has no closing '---'", path)
         return None
-    header = "".join(lines[1:end])
-    if header.strip():
+    if header is not None and header.strip():
         import strictyaml  # only rules with frontmatter pay for the import
 
         try:
@@ -198,4 +194,4 @@ def _rule_body(path: Path, raw: str) -> str | None:
             return None
         if isinstance(data, dict) and data.get("paths"):
             return None
-    return "".join(lines[end + 1 :]).strip()
+    return body

@@ -22,6 +22,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from wave_ls.chat_input.query import index_to_offset, offset_to_index
+from wave_ls.runtime.background_work import run_task
 
 if TYPE_CHECKING:
     from pygls.workspace import TextDocument
@@ -271,7 +272,7 @@ class AgentDocuments:
             if after != before:
                 self.recheck_all()
 
-        self.server.run_task(refresh(), "agent files: list the endpoint's models")
+        run_task(refresh(), "agent files: list the endpoint's models")
 
     def _warm_up(self) -> None:
         """Load what completion and hover show, off the event loop, once."""
@@ -286,7 +287,7 @@ class AgentDocuments:
             # collector from walking it again and again (as initialize does for start-up).
             gc.freeze()
 
-        self._tool_docs_loading = self.server.run_task(load(), "agent files: tool descriptions")
+        self._tool_docs_loading = run_task(load(), "agent files: tool descriptions")
 
     async def tool_docs(self, wait: float = 2.0) -> Mapping[str, str]:
         """The tool descriptions, waiting up to ``wait`` seconds for them to load."""

@@ -18,11 +18,8 @@ from lsprotocol import types
 from pygls.progress import Progress
 
 from wave_ls.runtime.background_work import run_task
-from wave_ls.subagents.activity import (
-    delegation_title,
-    parsed_arguments,
-    starts_background_run,
-)
+from wave_ls.runtime.core import parsed_arguments
+from wave_ls.subagents.record import DelegationRecord, delegation_title, starts_background_run
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +28,15 @@ TOKEN_PREFIX = "wave/agent/"
 
 
 def progress_title(update: dict[str, Any]) -> str:
-    return delegation_title(
-        parsed_arguments(update.get("arguments") or ""), update.get("details") or {}
-    )
+    return delegation_title(parsed_arguments(update.get("arguments") or ""), _record(update))
 
 
 def starts_background(update: dict[str, Any]) -> bool:
-    return starts_background_run(
-        parsed_arguments(update.get("arguments") or ""), update.get("details") or {}
-    )
+    return starts_background_run(parsed_arguments(update.get("arguments") or ""), _record(update))
+
+
+def _record(update: dict[str, Any]) -> DelegationRecord:
+    return DelegationRecord.from_json(update.get("details"))
 
 
 class AgentProgress:
@@ -67,8 +64,7 @@ class AgentProgress:
                 return
         queue = self.queues[token]
         if status in ("completed", "failed"):
-            details = update.get("details") or {}
-            message = details.get("summary") or update.get("shortResult") or str(status)
+            message = _record(update).summary or update.get("shortResult") or str(status)
             queue.put_nowait(lambda: self._end(token, message))
             queue.put_nowait(None)
             del self.queues[token]

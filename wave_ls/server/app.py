@@ -23,7 +23,6 @@ from pygls.uris import to_fs_path
 
 from wave_ls import __version__
 from wave_ls.chat_input.query import ENCODINGS, Encoding
-from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.framing import StreamReaderAdapter, ThreadedReader, read_messages
@@ -85,11 +84,6 @@ class WaveServer(LanguageServer):
 
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
-
-    def run_task(self, coro: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
-        """Start background work, keep a reference, and log its failure: the runtime's one
-        mechanism (``runtime.background_work.run_task``), which the sessions use too."""
-        return run_task(coro, name)
 
     # ---------------------------------------------------------------- transports
 

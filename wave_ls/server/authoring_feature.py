@@ -16,6 +16,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path, to_fs_path
 
+from wave_ls.runtime.background_work import run_task
 from wave_ls.server.agent_documents import AgentDocuments
 from wave_ls.server.app import WaveServer
 
@@ -199,7 +200,7 @@ def register(server: WaveServer) -> None:
             raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {error}") from None
         uri = from_fs_path(str(path)) or path.as_uri()
         if _show_document_support(ls):
-            ls.run_task(show_document(ls, uri), "show the new subagent")
+            run_task(show_document(ls, uri), "show the new subagent")
         return {"path": str(path), "uri": uri}
 
 
@@ -240,7 +241,7 @@ def watch_agent_files(ls: WaveServer) -> None:
         except Exception as error:  # a client that cannot watch: saves still recheck
             log.info("the client did not register the agent file watcher: %s", error)
 
-    ls.run_task(register(), "watch agent files")
+    run_task(register(), "watch agent files")
 
 
 def _new_subagent_args(ls: WaveServer, args: tuple[Any, ...]) -> tuple[Path, str, str | None]:

@@ -7,7 +7,6 @@ so far) and forwards each event to the ``SubagentListener``s under the instance'
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from wave_ls.runtime.core import (
     ToolBlockUpdated,
     UsageUpdated,
     UserMessageAdded,
+    parsed_arguments,
 )
 
 # The argument that says the most about a call, per tool (first one present wins).
@@ -130,39 +130,3 @@ class SubagentBridge:
     def cleanup(self) -> None:
         for listener in self.listeners:
             listener.cleanup_instance(self.instance_id)
-
-
-def details_of(args: dict[str, Any], instance_id: str) -> dict[str, Any]:
-    """The details every update of an ``Agent`` block carries, for titles and panels."""
-    return {
-        "subagentType": args.get("subagent_type") or ("fork" if args.get("fork") else ""),
-        "description": args.get("description", ""),
-        "subagentId": instance_id,
-    }
-
-
-def parsed_arguments(arguments: str) -> dict[str, Any]:
-    """A tool call's JSON arguments as a dict (empty when they are not a JSON object)."""
-    try:
-        args = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError:
-        return {}
-    return args if isinstance(args, dict) else {}
-
-
-def delegation_title(args: dict[str, Any], details: dict[str, Any]) -> str:
-    """``<subagent type>: <description>`` for an ``Agent`` block (``fork: ...`` for a fork):
-    what every adapter titles a delegation with."""
-    kind = (
-        details.get("subagentType")
-        or args.get("subagent_type")
-        or ("fork" if args.get("fork") else "Agent")
-    )
-    description = details.get("description") or args.get("description") or ""
-    return f"{kind}: {description}" if description else str(kind)
-
-
-def starts_background_run(args: dict[str, Any], details: dict[str, Any]) -> bool:
-    """The ``Agent`` call that only starts a background run; the run itself is reported as
-    its own block (``details.background``, ``toolCallId`` = the task id)."""
-    return not details.get("background") and args.get("run_in_background") is True

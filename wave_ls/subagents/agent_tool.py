@@ -11,8 +11,8 @@ from typing import Any
 
 from wave_ls.agents import AgentCatalog, AgentDefinition, tool_summary
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
-from wave_ls.subagents.activity import details_of
 from wave_ls.subagents.background import start_in_background
+from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, new_instance_id, run_delegation
 from wave_ls.worktrees.isolation import IsolationError
 
@@ -144,11 +144,11 @@ class AgentTool:
         )
         # A fork ignores subagent_type: its block must not be titled as that subagent.
         shown = {**args, "subagent_type": None} if request["fork"] else args
-        details = details_of(shown, new_instance_id())
+        record = DelegationRecord.start(shown, new_instance_id())
         if delegation.background:
-            return start_in_background(self.host, delegation, ctx, details, args)
+            return start_in_background(self.host, delegation, ctx, record, args)
         try:
-            run = await run_delegation(self.host, delegation, ctx, details)
+            run = await run_delegation(self.host, delegation, ctx, record)
         except IsolationError as exc:  # WT-11: nothing ran, never silently in place
             raise ToolError(f"Agent delegation failed: {exc}") from exc
         return run.result

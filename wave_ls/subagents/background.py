@@ -14,6 +14,7 @@ import json
 from typing import Any, Literal
 
 from wave_ls.runtime.core import Message, ToolBlockUpdated, ToolContext, ToolError, ToolResult
+from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, run_delegation
 from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
 from wave_ls.worktrees.isolation import IsolationError
@@ -47,14 +48,14 @@ def start_in_background(
     host: SubagentHost,
     delegation: Delegation,
     ctx: ToolContext,
-    details: dict[str, Any],
+    call_record: DelegationRecord,
     args: dict[str, Any],
 ) -> ToolResult:
     tasks = ctx.services.background
     if not isinstance(tasks, BackgroundTasks):
         raise ToolError("Agent: run_in_background is not available in this session")
     arguments = json.dumps(args)
-    details = {**details, "background": True}
+    record = dataclasses.replace(call_record, background=True)
 
     def block(
         task_id: str,
@@ -62,10 +63,10 @@ def start_in_background(
         short_result: str,
         result: str | None = None,
     ) -> None:
-        details["taskId"] = task_id
+        record.task_id = task_id
         host.emit(
             ToolBlockUpdated(
-                task_id, "Agent", arguments, status, short_result, result, dict(details)
+                task_id, "Agent", arguments, status, short_result, result, record.to_json()
             )
         )
 
@@ -76,28 +77,27 @@ def start_in_background(
 
         context = dataclasses.replace(ctx, report=report)
         try:
-            done = await run_delegation(host, delegation, context, details, [OutputWriter(handle)])
+            done = await run_delegation(host, delegation, context, record, [OutputWriter(handle)])
         except IsolationError as exc:
             block(handle.task_id, "failed", "Failed", str(exc))
             return SubagentOutcome("failed", f"Agent delegation failed: {exc}")
         except asyncio.CancelledError:
-            handle.record(usage=usage_of(details), worktree_summary=worktree_summary(details))
+            handle.record(usage=record.usage, worktree_summary=record.worktree_summary)
             block(handle.task_id, "failed", "Stopped")
             raise
         result = done.result
-        usage = usage_of(details)
-        handle.record(usage=usage, worktree_summary=worktree_summary(details))
+        handle.record(usage=record.usage, worktree_summary=record.worktree_summary)
         block(
             handle.task_id,
             "failed" if result.is_error else "completed",
-            details["summary"],
+            record.summary or "",
             result.content,
         )
         return SubagentOutcome(
             "failed" if result.is_error else "completed",
             result.content,
-            usage,
-            worktree_summary(details),
+            record.usage,
+            record.worktree_summary,
         )
 
     kind = delegation.definition.name if delegation.definition else "fork"
@@ -105,30 +105,17 @@ def start_in_background(
         run,
         subagent_type=kind,
         description=delegation.description,
-        session_id=details["subagentId"],
+        session_id=record.subagent_id,
         tool_call_id=ctx.tool_call_id,
     )
     text = (
         f"Started {kind} in the background.\n"
         f"task_id: {info.task_id}\n"
-        f"session_id: {details['subagentId']}\n"
+        f"session_id: {record.subagent_id}\n"
         f"output_file: {info.output_file}\n"
         "You will get a <task-notification> when it ends; go on with other work meanwhile. "
         "Use TaskOutput to read its progress and TaskStop to stop it."
     )
-    return ToolResult(text, short_result=f"Background task {info.task_id}", details=dict(details))
-
-
-def usage_of(details: dict[str, Any]) -> dict[str, Any]:
-    """The usage a task notice reports, from the run's details."""
-    return {
-        "total_tokens": details.get("totalTokens", 0),
-        "tool_uses": details.get("toolCalls", 0),
-        "duration_ms": details.get("durationMs", 0),
-    }
-
-
-def worktree_summary(details: dict[str, Any]) -> str | None:
-    worktree = details.get("worktree") or {}
-    summary = worktree.get("summary")
-    return str(summary) if summary else None
+    return ToolResult(
+        text, short_result=f"Background task {info.task_id}", details=record.to_json()
+    )

@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,10 @@ from wave_ls.runtime.core import (
     PermissionAsker,
     PermissionDecision,
     PermissionRequest,
+    RunUsage,
     Tool,
     ToolContext,
     ToolResult,
-    Usage,
 )
 from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
 from wave_ls.runtime.memory import memory_reminder_for
@@ -43,6 +43,7 @@ from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
+from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.isolation import (
     IsolatedWorktree,
     IsolationError,
@@ -72,7 +73,6 @@ class SubagentHost:
     home: Path
     parent_messages: Callable[[], list[Message]] = list
     emit: Callable[[Event], None] = lambda _event: None  # the parent session's event sink
-    listeners: list[SubagentListener] = field(default_factory=list)
     tool_factory: Callable[[], Sequence[Tool]] = builtin_tools
     foreground_timeout: float = DEFAULT_FOREGROUND_TIMEOUT
 
@@ -101,19 +101,17 @@ class SubagentRun:
 
     instance_id: str
     result: ToolResult
-    usage: Usage
-    tool_calls: int
-    duration_ms: int
+    usage: RunUsage
 
 
 def new_instance_id() -> str:
     return "sub-" + secrets.token_hex(4)
 
 
-def owner_label(instance_id: str, details: dict[str, Any], session_id: str) -> str:
+def owner_label(instance_id: str, record: DelegationRecord, session_id: str) -> str:
     """Who made a worktree, as ``wave/worktrees/list`` shows it after a restart:
     ``subagent sub-1a2b3c4d (coder) of session <id>``."""
-    kind = details.get("subagentType") or "fork"
+    kind = record.subagent_type or "fork"
     return f"subagent {instance_id} ({kind})" + (f" of session {session_id}" if session_id else "")
 
 
@@ -170,16 +168,17 @@ async def run_delegation(
     host: SubagentHost,
     delegation: Delegation,
     ctx: ToolContext,
-    details: dict[str, Any],
+    record: DelegationRecord,
     listeners: Sequence[SubagentListener] = (),
 ) -> SubagentRun:
-    """Run one delegation to its end in the foreground of the caller.
+    """Run one delegation to its end in the foreground of the caller, keeping ``record``
+    (what its block shows) up to date.
 
     Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran),
     their own command sandbox (``docs/sandbox.md``), and the keep/remove rule at every end,
     cancellation included. Other runs share the caller's sandbox, if any.
     """
-    instance_id = details.setdefault("subagentId", new_instance_id())
+    instance_id = record.subagent_id
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
     workspace: IsolatedWorktree | None = None
     if delegation.isolated:
@@ -187,7 +186,7 @@ async def run_delegation(
             workspace = await create_isolated_worktree(
                 ctx.cwd,
                 home=host.home,
-                owner=owner_label(instance_id, details, ctx.session_id),
+                owner=owner_label(instance_id, record, ctx.session_id),
                 session_id=instance_id,
             )
         except IsolationError as exc:
@@ -196,18 +195,18 @@ async def run_delegation(
             note = f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc})."
             notes.append(note)
             # Background runs report through the details' summary (their notice), not the text.
-            details["worktree"] = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
+            record.worktree = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
     sandbox, own_sandbox = ctx.sandbox, None
     if workspace is not None:
         cwd, write_root = workspace.cwd, workspace.path
-        details["worktree"] = workspace.to_json()
+        record.worktree = workspace.to_json()
         # Blocking but short (no await: a cancel here would leave HEAD detached).
         try:
             sandbox = own_sandbox = confine_isolated_worktree(workspace)
         except Exception:
             await finish_isolated_worktree(workspace)  # nothing ran: the rule removes it
             raise
-        details["sandbox"] = sandbox_details(sandbox)
+        record.sandbox = sandbox_details(sandbox)
     context = ToolContext(
         cwd=cwd,
         home=ctx.home,
@@ -230,15 +229,13 @@ async def run_delegation(
             own_sandbox.note = intro.strip()
         else:
             config.system_prompt += intro
-    bridge = SubagentBridge(
-        instance_id, [*host.listeners, *listeners], lambda text: ctx.report(text, details)
-    )
+    bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
     # Its requests name the block they come from: the delegation's own, or the run's.
-    asker = DelegatedAsker(host.asker(), lambda: details.get("taskId") or ctx.tool_call_id)
+    asker = DelegatedAsker(host.asker(), lambda: record.task_id or ctx.tool_call_id)
     conversation = Conversation(
         config, host.client, context, sink=bridge, asker=asker, messages=history
     )
-    ctx.report(bridge.tracker.short_result(), details)
+    ctx.report(bridge.tracker.short_result(), record.to_json())
     error: str | None = None
     try:
         async with asyncio.timeout(delegation.timeout):
@@ -252,10 +249,8 @@ async def run_delegation(
     finally:
         bridge.cleanup()
         # What it cost so far, also when it was stopped (a stopped run's notice reports it).
-        details.update(
-            totalTokens=conversation.usage.total_tokens,
-            toolCalls=bridge.tracker.tool_calls,
-            durationMs=bridge.tracker.duration_ms(),
+        record.usage = RunUsage(
+            conversation.usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms()
         )
         if workspace is not None:
             ended = await finish_isolated_worktree(workspace)
@@ -264,24 +259,19 @@ async def run_delegation(
                 own_sandbox.close()
                 if not own_sandbox.confined:  # never silently: the summary says so too
                     summary += "\n" + own_sandbox.note
-            details["worktree"] = {**details["worktree"], **ended.to_json(), "summary": summary}
+            record.worktree = {**(record.worktree or {}), **ended.to_json(), "summary": summary}
             notes.append(summary)
-    tracker = bridge.tracker
     result = outcome(conversation.messages[len(history) :], error)
-    details.update(
-        status="failed" if result.is_error else "completed",
-        error=error,
-        summary=tracker.summary("Failed" if result.is_error else "Done"),
-    )
+    record.status = "failed" if result.is_error else "completed"
+    record.error = error
+    record.summary = bridge.tracker.summary("Failed" if result.is_error else "Done")
     if notes and delegation.report_worktree:
         result.content += "\n\n" + "\n".join(notes)
-    result.short_result = details["summary"]
-    result.details = details
+    result.short_result = record.summary
+    result.details = record.to_json()
     if error and not result.is_error:
         log.warning("subagent %s failed after answering: %s", instance_id, error)
-    return SubagentRun(
-        instance_id, result, conversation.usage, tracker.tool_calls, tracker.duration_ms()
-    )
+    return SubagentRun(instance_id, result, record.usage)
 
 
 def sandbox_details(sandbox: Confinement) -> dict[str, Any]:

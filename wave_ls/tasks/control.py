@@ -124,7 +124,7 @@ def format_task_output(info: TaskInfo, retrieval: str, output: str) -> str:
     if info.running and info.progress:
         lines.append(f"<progress>{info.progress}</progress>")
     if not info.running:
-        usage = usage_line(info.usage, info.duration_ms)
+        usage = usage_line(info)
         if usage:
             lines.append(f"<usage>{usage}</usage>")
     if info.worktree_summary:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.core import RunUsage
 from wave_ls.runtime.processes import KILL_GRACE_S, RunningCommand, signal_group, stop_group
 from wave_ls.tasks.model import (
     SubagentResultLike,
@@ -74,7 +75,7 @@ class TaskHandle:
     def __init__(self, info: TaskInfo, changed: TaskListener) -> None:
         self._info = info
         self._changed = changed
-        self.usage: dict[str, Any] = {}
+        self.usage: RunUsage | None = None
         self.worktree_summary: str | None = None
 
     @property
@@ -105,12 +106,10 @@ class TaskHandle:
             self._info.progress = status
             self._changed(self._info)
 
-    def record(
-        self, *, usage: dict[str, Any] | None = None, worktree_summary: str | None = None
-    ) -> None:
+    def record(self, *, usage: RunUsage | None = None, worktree_summary: str | None = None) -> None:
         """Keep what the completion notice must carry even if the run is stopped."""
         if usage is not None:
-            self.usage = dict(usage)
+            self.usage = usage
         if worktree_summary is not None:
             self.worktree_summary = worktree_summary
 
@@ -419,7 +418,7 @@ class BackgroundTasks:
     ) -> None:
         handle = entry.handle
         assert handle is not None
-        usage = dict(result.usage) if result is not None and result.usage else dict(handle.usage)
+        usage = result.usage if result is not None and result.usage else handle.usage
         worktree = (result.worktree_summary if result is not None else None) or (
             handle.worktree_summary
         )
@@ -441,7 +440,7 @@ class BackgroundTasks:
         status: TaskStatus,
         result: str,
         *,
-        usage: dict[str, Any] | None = None,
+        usage: RunUsage | None = None,
         worktree_summary: str | None = None,
     ) -> None:
         """End the task once: record the outcome, queue its notice, tell the listeners."""
@@ -453,7 +452,7 @@ class BackgroundTasks:
                 append_text(info.output_file, f"\n--- {status} ---\n{result}")
         info.status = status
         info.result = result
-        info.usage = dict(usage or {})
+        info.usage = usage
         info.worktree_summary = worktree_summary
         info.ended_at = time.time()
         info.duration_ms = int((time.monotonic() - entry.started) * 1000)

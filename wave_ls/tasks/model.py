@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
+
+from wave_ls.runtime.core import RunUsage
 
 TaskKind = Literal["shell", "subagent"]
 TaskStatus = Literal["running", "completed", "failed", "stopped"]
@@ -30,7 +32,7 @@ class SubagentResultLike(Protocol):
     def text(self) -> str: ...  # the result, or the failure reason, verbatim
 
     @property
-    def usage(self) -> dict[str, Any]: ...  # e.g. {"total_tokens": 123, "tool_uses": 4}
+    def usage(self) -> RunUsage | None: ...
 
     @property
     def worktree_summary(self) -> str | None: ...
@@ -42,7 +44,7 @@ class SubagentOutcome:
 
     status: Literal["completed", "failed"]
     text: str
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: RunUsage | None = None
     worktree_summary: str | None = None
 
 
@@ -71,7 +73,7 @@ class TaskInfo:
     progress: str = ""  # the latest short status line
     # set when the task ends
     result: str | None = None  # final text, failure reason, stop reason, or output tail
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: RunUsage | None = None  # a subagent's, once it ended (or was stopped)
     worktree_summary: str | None = None
 
     @property
@@ -125,7 +127,7 @@ class TaskInfo:
             "exitCode": self.exit_code,
             "subagentSessionId": self.subagent_session_id,
             "toolCallId": self.tool_call_id,
-            "usage": dict(self.usage) or None,
+            "usage": self.usage.to_json() if self.usage is not None else None,
             "worktreeSummary": self.worktree_summary,
         }
         out.update({key: value for key, value in optional.items() if value is not None})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 from wave_ls.runtime.core import Message
 from wave_ls.tasks.model import TaskInfo
@@ -38,11 +37,12 @@ class Notice:
         )
 
 
-def usage_line(usage: dict[str, Any], duration_ms: int | None) -> str:
-    """``total_tokens: 123, tool_uses: 4, duration_ms: 5000`` (the duration added if absent)."""
-    items = dict(usage)
-    if duration_ms is not None:
-        items.setdefault("duration_ms", duration_ms)
+def usage_line(info: TaskInfo) -> str:
+    """``total_tokens: 123, tool_uses: 4, duration_ms: 5000`` for a subagent, a command's
+    ``duration_ms``: the task's wall time once it ended; empty while nothing is known."""
+    items: dict[str, int] = info.usage.to_json() if info.usage is not None else {}
+    if info.duration_ms is not None:
+        items["duration_ms"] = info.duration_ms
     return ", ".join(f"{key}: {value}" for key, value in items.items())
 
 
@@ -58,7 +58,7 @@ def notice_text(info: TaskInfo) -> str:
     ]
     if info.result is not None:
         lines.append(f"<result>{info.result}</result>")
-    usage = usage_line(info.usage, info.duration_ms)
+    usage = usage_line(info)
     if usage:
         lines.append(f"<usage>{usage}</usage>")
     if info.worktree_summary:

@@ -34,7 +34,7 @@ from dulwich.diff_tree import (
     TreeChange,
     tree_changes,
 )
-from dulwich.ignore import IgnoreFilter, IgnoreFilterManager, default_user_ignore_filter_path
+from dulwich.ignore import default_user_ignore_filter_path
 from dulwich.index import (
     Index,
     blob_from_path_and_stat,
@@ -49,6 +49,8 @@ from dulwich.patch import is_binary, write_object_diff
 from dulwich.refs import Ref, check_ref_format
 from dulwich.repo import Repo
 
+from wave_ls.runtime import git_dirs
+from wave_ls.runtime.walk import Entry, PatternSet, WalkOptions, walk_entries
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
@@ -75,7 +77,7 @@ class DulwichBackend:
     # ------------------------------------------------------------------ lookups
 
     def main_repo(self, path: PathLike) -> Path | None:
-        return layout.main_repo_of(path)
+        return git_dirs.main_repo_of(path)
 
     def default_branch(self, repo: PathLike) -> str | None:
         with _open_main(repo) as r:
@@ -119,7 +121,7 @@ class DulwichBackend:
         if branch.startswith("-") or not check_ref_format(ref):
             raise WorktreeError(f"'{branch}' is not a valid branch name")
         # "HEAD" means the caller's HEAD, which may be a linked worktree's (as in git).
-        here = layout.find_dot_git(repo)
+        here = git_dirs.find_dot_git(repo)
         assert here is not None
         with Repo(str(here.parent)) as r_here:
             base = _resolve_commit(r_here, base_ref)
@@ -136,8 +138,8 @@ class DulwichBackend:
 
     def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
         try:
-            dot_git = layout.find_dot_git(worktree_path)
-            common = layout.common_dir_of(worktree_path)
+            dot_git = git_dirs.find_dot_git(worktree_path)
+            common = git_dirs.common_dir_of(worktree_path)
             if dot_git is None or common is None or not Path(worktree_path).is_dir():
                 return Changes.unknown(f"{worktree_path} is not a git worktree")
             with Repo(str(dot_git.parent)) as r:
@@ -152,8 +154,8 @@ class DulwichBackend:
     # ------------------------------------------------------------------ diff
 
     def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
-        dot_git = layout.find_dot_git(worktree_path)
-        common = layout.common_dir_of(worktree_path)
+        dot_git = git_dirs.find_dot_git(worktree_path)
+        common = git_dirs.common_dir_of(worktree_path)
         if dot_git is None or common is None:
             raise WorktreeError(f"{worktree_path} is not a git worktree")
         with Repo(str(dot_git.parent)) as r:
@@ -209,14 +211,14 @@ class DulwichBackend:
 
 
 def _require_main(repo: PathLike) -> Path:
-    main = layout.main_repo_of(repo)
+    main = git_dirs.main_repo_of(repo)
     if main is None:
         raise WorktreeError(f"{repo} is not inside a git repository")
     return main
 
 
 def _require_common(main: Path) -> Path:
-    common = layout.common_dir_of(main)
+    common = git_dirs.common_dir_of(main)
     if common is None:
         raise WorktreeError(f"{main} is not a git repository")
     return common
@@ -393,7 +395,7 @@ def _snapshot(
     entries = {path: (sha, mode) for path, sha, mode in index.iterobjects()}
     normalizer = r.get_blob_normalizer()
     changed = get_unstaged_changes(index, r.path, normalizer.checkin_normalize)
-    untracked = (p for p in _untracked(r, index, _ignore_manager(r, common)) if p[-1:] != b"/")
+    untracked = (p for p in _untracked(r, index) if p[-1:] != b"/")
     for path in [*changed, *untracked]:
         full = os.path.join(os.fsencode(r.path), path)
         try:
@@ -451,45 +453,30 @@ def status_paths(r: Repo, common: Path) -> set[bytes]:
             paths.add(name)
     normalizer = r.get_blob_normalizer()
     paths.update(get_unstaged_changes(index, r.path, normalizer.checkin_normalize))
-    paths.update(_untracked(r, index, _ignore_manager(r, common)))
+    paths.update(_untracked(r, index))
     return paths
 
 
-def _ignore_manager(r: Repo, common: Path) -> IgnoreFilterManager:
-    """dulwich's manager, but with ``info/exclude`` read from the common dir, as git does."""
-    config = r.get_config_stack()
-    filters: list[IgnoreFilter] = []
-    for source in (common / "info" / "exclude", default_user_ignore_filter_path(config)):
-        with suppress(OSError):
-            filters.append(IgnoreFilter.from_path(os.path.expanduser(source)))
-    ignorecase = config.get_boolean(b"core", b"ignorecase", False)
-    return IgnoreFilterManager(r.path, filters, ignorecase)
+def walk_options(r: Repo) -> WalkOptions:
+    """How git sees the files of ``r``'s work tree: hidden ones too, the user's global
+    excludes file (``core.excludesFile``) after ``.gitignore`` files and ``info/exclude``."""
+    source = default_user_ignore_filter_path(r.get_config_stack())
+    return WalkOptions(hidden=True, excludes=PatternSet.from_file(Path(source).expanduser()))
 
 
-def _untracked(r: Repo, index: Index, ignore: IgnoreFilterManager) -> Iterator[bytes]:
-    """Untracked, not ignored files; a nested repository counts once, as git shows it."""
-    root = r.path
+def _untracked(r: Repo, index: Index) -> Iterator[bytes]:
+    """Untracked, not ignored files; a nested repository counts once, as git shows it
+    (``dir/``); a symbolic link to a directory is a file."""
     tracked = set(index.paths())
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root)
-        prefix = "" if rel_dir == "." else rel_dir.replace(os.sep, "/") + "/"
-        if not prefix:
-            dirnames[:] = [d for d in dirnames if d != ".git"]
-            filenames = [f for f in filenames if f != ".git"]
-        keep = []
-        for name in dirnames:
-            full = os.path.join(dirpath, name)
-            rel = prefix + name
-            if os.path.islink(full):
-                filenames.append(name)
-            elif os.path.lexists(os.path.join(full, ".git")):
-                if os.fsencode(rel) not in tracked and ignore.is_ignored(rel + "/") is not True:
-                    yield os.fsencode(rel + "/")
-            elif not ignore.may_prune_directory(rel + "/"):
-                keep.append(name)
-        dirnames[:] = keep
-        for name in filenames:
-            rel = prefix + name
-            encoded = os.fsencode(rel)
-            if encoded not in tracked and ignore.is_ignored(rel) is not True:
-                yield encoded
+
+    def enter(entry: Entry) -> bool:
+        return entry.ignored is not True and not entry.repository and entry.rel != ".git"
+
+    for entry in walk_entries(Path(r.path), enter, walk_options(r)):
+        encoded = os.fsencode(entry.rel)
+        if entry.rel == ".git" or entry.ignored is True or encoded in tracked:
+            continue
+        if entry.repository:
+            yield encoded + b"/"
+        elif not entry.is_dir:
+            yield encoded

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime import git_dirs
 from wave_ls.runtime.processes import confined
 from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import layout
@@ -209,7 +210,7 @@ class GitCliBackend:
         return self._worktrees(repo)
 
     def ensure_excluded(self, repo: PathLike, pattern: str = DEFAULT_EXCLUDE) -> None:
-        here = layout.nearest_dir(repo)
+        here = git_dirs.nearest_dir(repo)
         common = run_git(here, "rev-parse", "--git-common-dir")
         if common.returncode != 0:
             raise WorktreeError(f"{repo} is not inside a git repository")
@@ -220,7 +221,7 @@ class GitCliBackend:
             raise WorktreeError(f"invalid base ref or branch: '{base_ref}', '{branch}'")
         # Run from the caller's directory: "HEAD" means the caller's HEAD, which may be a
         # linked worktree's (git, unlike dulwich, adds worktrees from a linked one fine).
-        here = layout.nearest_dir(repo)
+        here = git_dirs.nearest_dir(repo)
         target = Path(os.path.realpath(path))
         if target.exists():
             worktrees = self._worktrees(here)
@@ -293,7 +294,7 @@ class GitCliBackend:
         if not SHA.fullmatch(base_commit):
             raise WorktreeError(f"'{base_commit}' is not a commit id")
         index = Path(_checked(wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
-        common = layout.common_dir_of(wt)
+        common = git_dirs.common_dir_of(wt)
         with tempfile.TemporaryDirectory(prefix="wave-diff-") as scratch:
             # Stage everything into a copy of the index: the worktree's own stays as it is.
             temp_index = Path(scratch) / "index"
@@ -332,7 +333,7 @@ class GitCliBackend:
         if branch and branch.startswith("-"):
             raise WorktreeError(f"invalid branch name '{branch}'")
         # Not from inside the worktree being deleted: later commands need an existing cwd.
-        cwd = layout.main_repo_of(repo) or layout.nearest_dir(repo)
+        cwd = git_dirs.main_repo_of(repo) or git_dirs.nearest_dir(repo)
         target = Path(os.path.realpath(path))
         # git refuses by itself: the main worktree, a non-worktree, a locked one, and one with
         # modified or untracked files (without --force); "--force" twice overrides a lock.
@@ -363,7 +364,7 @@ class GitCliBackend:
 
         Otherwise ``git worktree add`` refuses the path, after having created the branch.
         """
-        common = layout.common_dir_of(here)
+        common = git_dirs.common_dir_of(here)
         if common is None:
             return
         for entry in layout.linked_worktrees(common):
@@ -371,7 +372,7 @@ class GitCliBackend:
                 _checked(here, "worktree", "remove", "--force", str(entry.path))
 
     def _branch_exists(self, here: Path, branch: str) -> bool:
-        common = layout.common_dir_of(here)
+        common = git_dirs.common_dir_of(here)
         known = None if common is None else layout.branch_exists(common, branch)
         if known is not None:
             return known
@@ -390,7 +391,7 @@ class GitCliBackend:
 
     def _worktrees(self, repo: PathLike, *, required: bool = True) -> builtins.list[WorktreeInfo]:
         """``git worktree list`` run from anywhere in the repo: the main one comes first."""
-        done = run_git(layout.nearest_dir(repo), "worktree", "list", "--porcelain")
+        done = run_git(git_dirs.nearest_dir(repo), "worktree", "list", "--porcelain")
         infos = parse_worktree_list(done.stdout) if done.returncode == 0 else []
         if not infos and required:
             raise WorktreeError(f"{repo} is not inside a git repository")

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pathspec
 
+from wave_ls.runtime.walk import Entry, walk_entries
 from wave_ls.worktrees.git_cli import run_git
 from wave_ls.worktrees.model import DEFAULT_EXCLUDE
 
@@ -164,41 +165,25 @@ def _outside_worktrees(paths: Iterable[str]) -> Iterator[str]:
 
 
 def _ignored_files_dulwich(main_repo: Path) -> Iterator[str]:
-    """The same list without git: a walk with dulwich's ignore rules and index."""
+    """The same list without git: the walk with git's ignore rules and dulwich's index.
+    Everything below an ignored directory is ignored (git cannot re-include it)."""
     from dulwich.repo import Repo
 
-    from wave_ls.worktrees import layout
-    from wave_ls.worktrees.dulwich_backend import _ignore_manager
+    from wave_ls.worktrees.dulwich_backend import walk_options
 
-    common = layout.common_dir_of(main_repo)
-    if common is None:
-        return
     with Repo(str(main_repo)) as repo:
         tracked = {os.fsdecode(p) for p in repo.open_index().paths()}
-        ignore = _ignore_manager(repo, common)
-    skip = DEFAULT_EXCLUDE.rstrip("/")
+        options = walk_options(repo)
+    skip = (".git", DEFAULT_EXCLUDE.rstrip("/"))
     ignored_dirs: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(main_repo):
-        rel_dir = Path(dirpath).relative_to(main_repo).as_posix()
-        prefix = "" if rel_dir == "." else rel_dir + "/"
-        # Everything below an ignored directory is ignored (git cannot re-include it).
-        parent = rel_dir.rpartition("/")[0]
-        dir_ignored = bool(prefix) and (parent in ignored_dirs or ignore.is_ignored(prefix) is True)
-        if dir_ignored:
-            ignored_dirs.add(rel_dir)
-        kept = []
-        for name in dirnames:
-            rel = prefix + name
-            if rel in (".git", skip) or os.path.lexists(os.path.join(dirpath, name, ".git")):
-                continue
-            if os.path.islink(os.path.join(dirpath, name)):
-                filenames.append(name)
-            else:
-                kept.append(name)
-        dirnames[:] = kept
-        for name in filenames:
-            rel = prefix + name
-            if rel == ".git" or rel in tracked:
-                continue
-            if dir_ignored or ignore.is_ignored(rel) is True:
-                yield rel
+
+    def enter(entry: Entry) -> bool:
+        return not entry.repository and entry.rel not in skip
+
+    for entry in walk_entries(main_repo, enter, options):
+        ignored = entry.ignored is True or entry.rel.rpartition("/")[0] in ignored_dirs
+        if entry.is_dir:
+            if ignored:
+                ignored_dirs.add(entry.rel)
+        elif ignored and entry.rel not in tracked and entry.rel not in skip:
+            yield entry.rel

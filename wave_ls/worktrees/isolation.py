@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from wave_ls.runtime import git_dirs
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.processes import run_process
 from wave_ls.runtime.sandbox import Confinement, confinement
@@ -397,7 +398,7 @@ def _exclude(manager: WorktreeManager, main: Path, pattern: str | None = None) -
 
 
 def _unique_name(project: Path, main: Path | None, generate: Callable[[], str]) -> str:
-    common = layout.common_dir_of(main) if main is not None else None
+    common = git_dirs.common_dir_of(main) if main is not None else None
     for _ in range(50):
         name = generate()
         path, branch = worktree_location(project, name)
@@ -502,7 +503,7 @@ def git_state(path: Path, manager: WorktreeManager) -> tuple[str | None, str]:
     if head is None and manager.git is not None:
         done = run_git(path, "rev-parse", "--verify", "--quiet", "HEAD")
         head = (done.stdout.strip() or None) if done.returncode == 0 else None
-    git_dir = layout.git_dir_of(path)
+    git_dir = git_dirs.git_dir_of(path)
     branch = ""
     if git_dir is not None:
         try:
@@ -515,7 +516,7 @@ def git_state(path: Path, manager: WorktreeManager) -> tuple[str | None, str]:
 
 def map_work_dir(parent: Path, worktree: Path) -> Path:
     """``parent``'s place in its own work tree, mapped into ``worktree`` when it exists."""
-    dot_git = layout.find_dot_git(parent)
+    dot_git = git_dirs.find_dot_git(parent)
     top = dot_git.parent if dot_git is not None else parent
     try:
         relative = Path(os.path.realpath(parent)).relative_to(os.path.realpath(top))

@@ -28,10 +28,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from wave_ls.runtime import git_dirs
 from wave_ls.runtime.sandbox import Confinement, confinement
-from wave_ls.runtime.sandbox.settings import SandboxSettings, parse_sandbox_settings
+from wave_ls.runtime.sandbox.settings import SandboxSettings, read_sandbox_settings
 from wave_ls.worktrees import layout
-from wave_ls.worktrees.settings import read_settings_layers
 
 log = logging.getLogger(__name__)
 
@@ -51,19 +51,19 @@ class WorktreeGitDirs:
         return self.git_dir != self.common
 
 
-def git_dirs(path: Path) -> WorktreeGitDirs | None:
+def work_tree_dirs(path: Path) -> WorktreeGitDirs | None:
     """The git dirs of the work tree at ``path``, None when it is not in git."""
-    git_dir = layout.git_dir_of(path)
+    git_dir = git_dirs.git_dir_of(path)
     if git_dir is None:
         return None
-    return WorktreeGitDirs(Path(os.path.realpath(git_dir)), layout.common_dir(git_dir))
+    return WorktreeGitDirs(Path(os.path.realpath(git_dir)), git_dirs.common_dir(git_dir))
 
 
 def isolated_writable(path: Path) -> list[Path]:
     """The trees an isolated agent working in the worktree ``path`` may write (besides its
     private temporary directory): see the module docstring."""
     trees = [Path(os.path.realpath(path))]
-    dirs = git_dirs(path)
+    dirs = work_tree_dirs(path)
     if dirs is None:
         return trees
     if dirs.linked:
@@ -90,7 +90,7 @@ def detach_head(path: Path) -> DetachedHead | None:
     None (nothing done) when ``path`` is not a linked worktree, or its HEAD is already
     detached, or its branch has no commit yet.
     """
-    dirs = git_dirs(path)
+    dirs = work_tree_dirs(path)
     if dirs is None or not dirs.linked:
         return None
     head_file = dirs.git_dir / "HEAD"
@@ -197,18 +197,12 @@ def sandbox_prompt(worktree: Path, branch: str) -> str:
 def project_folder(cwd: Path) -> Path:
     """The folder a session's settings and sandbox belong to: the main repository of
     ``cwd`` (also from inside one of its worktrees), else ``cwd``."""
-    return layout.main_repo_of(cwd) or Path(os.path.realpath(cwd))
+    return git_dirs.main_repo_of(cwd) or Path(os.path.realpath(cwd))
 
 
 def load_sandbox_settings(cwd: Path, home: Path) -> SandboxSettings:
-    """The ``sandbox`` settings for a session in ``cwd`` (problems logged and returned)."""
-    project = project_folder(cwd)
-    layers, problems = read_settings_layers(project, home)
-    settings = parse_sandbox_settings(layers, project, home)
-    for warning in settings.warnings:
-        log.warning("%s", warning)
-    settings.warnings[:0] = problems
-    return settings
+    """The ``sandbox`` settings for a session in ``cwd`` (read from its project folder)."""
+    return read_sandbox_settings(project_folder(cwd), home)
 
 
 def session_writable(cwd: Path, settings: SandboxSettings) -> list[Path]:
@@ -216,7 +210,7 @@ def session_writable(cwd: Path, settings: SandboxSettings) -> list[Path]:
     when they lie elsewhere, the temporary directory, and ``allowWrite``."""
     project = project_folder(cwd)
     trees = [project]
-    dirs = git_dirs(project)
+    dirs = work_tree_dirs(project)
     if dirs is not None:
         trees += [d for d in (dirs.git_dir, dirs.common) if project not in d.parents]
     for temp in (Path(tempfile.gettempdir()), Path("/tmp")):

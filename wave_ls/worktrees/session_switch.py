@@ -8,7 +8,6 @@ write_root)`` tells the session where its tools now run and which tree they may 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -100,26 +99,6 @@ class SessionWorktrees:
         """The session ended: its worktree stays, and is no longer in use by it."""
         if self.current is not None:
             in_use.release(self.current.path, self.current.owner)
-
-    def recover_if_missing(self) -> str | None:
-        """Call before a tool runs: if the worktree folder was deleted by hand, return the
-        session to ``original_cwd`` and give the one-time note for the tool result."""
-        if self.current is None or os.path.isdir(self.current.cwd):
-            return None
-        if not self.original_cwd.is_dir():
-            return None
-        gone = self.current.cwd
-        self.current = None
-        self._announce()
-        log.warning(
-            "Working directory %s no longer exists; recovered session workdir to %s",
-            gone,
-            self.original_cwd,
-        )
-        return (
-            f"Note: working directory {gone} no longer exists; session working directory "
-            f"recovered to {self.original_cwd}"
-        )
 
     def _announce(self) -> None:
         if self.on_change is not None:

@@ -1,11 +1,6 @@
 """Worktree settings: ``worktree.baseRef`` and the ``WorktreeCreate``/``WorktreeRemove`` hooks.
 
-Three JSON files, most specific first (see ``docs/worktrees.md``):
-
-1. ``<project>/.wave/settings.local.json``
-2. ``<project>/.wave/settings.json``
-3. ``$HOME/.wave/settings.json``
-
+Read from the settings layers (``runtime/project_settings.py``, see ``docs/worktrees.md``).
 ``worktree.baseRef`` comes from the first file that sets it. Hooks of every file are used,
 in that order (the project's before the user's), duplicates once. A file that cannot be
 read or parsed, or a value of the wrong shape, gives a warning and is ignored: defaults are
@@ -14,12 +9,13 @@ used, nothing fails.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
+
+from wave_ls.runtime.project_settings import load_layers
 
 log = logging.getLogger(__name__)
 
@@ -27,9 +23,6 @@ BaseRef = Literal["fresh", "head"]
 BASE_REFS: tuple[BaseRef, ...] = ("fresh", "head")
 DEFAULT_HOOK_TIMEOUT = 60.0
 HOOK_EVENTS = ("WorktreeCreate", "WorktreeRemove")
-
-PROJECT_FILES = (Path(".wave") / "settings.local.json", Path(".wave") / "settings.json")
-USER_FILE = Path(".wave") / "settings.json"
 
 
 @dataclass(frozen=True)
@@ -51,61 +44,14 @@ class WorktreeSettings:
     warnings: list[str] = field(default_factory=list)
 
 
-def settings_files(project_dir: Path | None, home: Path | None) -> list[Path]:
-    """The settings files to read, most specific first."""
-    files = [project_dir / name for name in PROJECT_FILES] if project_dir is not None else []
-    files.append((home if home is not None else Path.home()) / USER_FILE)
-    return files
-
-
 def load_worktree_settings(project_dir: Path | None, home: Path | None = None) -> WorktreeSettings:
     """Read the settings of ``project_dir`` (the main repository) and of ``home``."""
-    layers, warnings = read_settings_layers(project_dir, home)
-    settings = parse_worktree_settings(layers)
+    layers, warnings = load_layers(project_dir, home)
+    for warning in warnings:
+        log.warning("%s", warning)
+    settings = parse_worktree_settings([(layer.path, layer.data) for layer in layers])
     settings.warnings[:0] = warnings
     return settings
-
-
-def read_settings_layers(
-    project_dir: Path | None, home: Path | None
-) -> tuple[list[tuple[Path, dict[str, Any]]], list[str]]:
-    """Every settings file that exists, parsed, most specific first; and the warnings about
-    the files that could not be read (each also logged)."""
-    layers: list[tuple[Path, dict[str, Any]]] = []
-    warnings: list[str] = []
-    for path in settings_files(project_dir, home):
-        data, problem = read_settings_file(path)
-        if problem:
-            log.warning("%s", problem)
-            warnings.append(problem)
-        if data is not None:
-            layers.append((path, data))
-    return layers, warnings
-
-
-def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
-    """``(data, None)``; ``(None, None)`` when the file is absent; ``(None, warning)`` if bad."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None, None
-    except (OSError, UnicodeDecodeError) as error:
-        return (
-            None,
-            f"{path}: cannot read the settings ({error}); its worktree settings are ignored",
-        )
-    if not text.strip():
-        return None, None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        return None, (
-            f"{path}:{error.lineno}:{error.colno}: invalid JSON ({error.msg}); "
-            "its worktree settings are ignored, defaults are used"
-        )
-    if not isinstance(data, dict):
-        return None, f"{path}: expected a JSON object at the top; its settings are ignored"
-    return data, None
 
 
 def parse_worktree_settings(layers: Sequence[tuple[Path, dict[str, Any]]]) -> WorktreeSettings:

@@ -17,7 +17,7 @@ from pathlib import Path
 from wave_ls.agents.authoring.keys import FOREIGN_KEYS
 from wave_ls.agents.definition import AgentDefinition, Problem, Span
 from wave_ls.agents.discovery import AgentDir, ParsedFile, dedupe_directory
-from wave_ls.agents.frontmatter import Entry, Frontmatter, node_span, scalar_text
+from wave_ls.agents.frontmatter import Entry, Frontmatter
 from wave_ls.agents.parse import KNOWN_KEYS, ParsedAgent, read_agent_text
 
 INHERIT = "inherit"
@@ -88,7 +88,7 @@ class _Lint:
                 continue
             close = _closest(key, sorted(KNOWN_KEYS | FOREIGN_KEYS))
             hint = f" (did you mean '{close}'?)" if close else ""
-            span = node_span(self.front, entry.key_node) if entry.key_node else None
+            span = entry.key_span
             self.add(
                 Problem(
                     self.path,
@@ -103,7 +103,7 @@ class _Lint:
 
     def isolation(self) -> None:
         entry = self.entries.get("isolation")
-        value = (scalar_text(entry.node) or "").strip() if entry else ""
+        value = (entry.node.text or "").strip() if entry else ""
         if entry is None or not value or value == WORKTREE:
             return
         close = WORKTREE if _closest(value, [WORKTREE]) else None
@@ -122,7 +122,7 @@ class _Lint:
 
     def model(self, models: Collection[str] | None) -> None:
         entry = self.entries.get("model")
-        value = (scalar_text(entry.node) or "").strip() if entry else ""
+        value = (entry.node.text or "").strip() if entry else ""
         if entry is None or models is None or not value or value == INHERIT or value in models:
             return
         known = sorted(models)
@@ -217,7 +217,7 @@ def _at(defn: AgentDefinition) -> str:
 def _value_span(front: Frontmatter | None, entry: Entry) -> Span | None:
     if front is None:
         return None
-    span = node_span(front, entry.node)
+    span = entry.node.span
     if span.line != span.end_line:  # a block scalar: point at its first line only
         return None
     return span

@@ -13,18 +13,12 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from wave_ls.agents.frontmatter import DELIMITER
+from wave_ls.runtime.frontmatter import find_delimiters, split_lines
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A top-level ``key:`` (plain keys only; quoted keys are rare in agent files).
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:(?=[ \t]|$)")
 _HEADING = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
-
-
-def split_lines(text: str) -> list[str]:
-    """The lines of ``text`` as LSP counts them (``\\n``, ``\\r\\n`` and ``\\r`` end a line)."""
-    return _LINE_BREAK.split(text)
 
 
 @dataclass(frozen=True)
@@ -79,7 +73,7 @@ class Outline:
     @classmethod
     def of(cls, text: str) -> Outline:
         lines = split_lines(text)
-        open_line, close_line = _delimiters(lines)
+        open_line, close_line = find_delimiters(lines)
         keys: tuple[KeyLine, ...] = ()
         if open_line is not None:
             end = close_line if close_line is not None else len(lines)
@@ -142,17 +136,6 @@ def outline_of(source: str | Outline) -> Outline:
     """An outline, made from text unless it is one already (callers that hold one per
     document version pass it, and save reading the text again)."""
     return source if isinstance(source, Outline) else Outline.of(source)
-
-
-def _delimiters(lines: list[str]) -> tuple[int | None, int | None]:
-    """Found the way ``split_frontmatter`` finds them (blank lines and a BOM before)."""
-    start = next((i for i, line in enumerate(lines) if line.strip("\ufeff \t")), None)
-    if start is None or lines[start].lstrip("\ufeff").rstrip() != DELIMITER:
-        return None, None
-    for end in range(start + 1, len(lines)):
-        if lines[end].rstrip() in (DELIMITER, "..."):
-            return start, end
-    return start, None
 
 
 def _keys(lines: list[str], start: int, end: int) -> tuple[KeyLine, ...]:

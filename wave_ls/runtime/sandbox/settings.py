@@ -4,7 +4,9 @@
 {"sandbox": {"enabled": true, "allowWrite": ["~/.cache/pip", "../shared-build"]}}
 ```
 
-Pure: it takes the parsed settings files (most specific first) and returns what they say.
+``read_sandbox_settings`` reads the settings layers (``runtime/project_settings.py``);
+``parse_sandbox_settings`` is the pure part: parsed files (most specific first) in, what
+they say out.
 ``enabled`` comes from the most specific file that sets it; ``allowWrite`` entries of every
 file are used (each once). ``~`` is the home folder; a relative path is relative to the
 project folder. An entry that would open the whole machine or the home folder itself
@@ -14,11 +16,16 @@ the sandbox meaningless. Wrong shapes give a warning and are ignored.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from wave_ls.runtime.project_settings import load_layers
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -26,6 +33,18 @@ class SandboxSettings:
     enabled: bool = False
     allow_write: list[Path] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+
+def read_sandbox_settings(project_dir: Path, home: Path) -> SandboxSettings:
+    """The ``sandbox`` settings of ``project_dir`` and ``home`` (problems logged and kept in
+    ``warnings``)."""
+    layers, problems = load_layers(project_dir, home)
+    parsed = [(layer.path, layer.data) for layer in layers]
+    settings = parse_sandbox_settings(parsed, project_dir, home)
+    settings.warnings[:0] = problems
+    for warning in settings.warnings:
+        log.warning("%s", warning)
+    return settings
 
 
 def parse_sandbox_settings(

@@ -58,15 +58,6 @@ def optional_int(
     return number
 
 
-def require_int(args: dict[str, Any], name: str, *, minimum: int | None = None) -> int:
-    """A required integer parameter."""
-    if args.get(name) is None:
-        raise ToolError(f"Missing required parameter '{name}'")
-    value = optional_int(args, name, minimum=minimum)
-    assert value is not None
-    return value
-
-
 def optional_bool(args: dict[str, Any], name: str, default: bool = False) -> bool:
     """An optional boolean; the strings "true"/"false" are accepted."""
     value = args.get(name)

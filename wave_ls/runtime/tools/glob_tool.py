@@ -10,7 +10,7 @@ from typing import Any
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.paths import display_paths
-from wave_ls.runtime.tools.walk import PatternSet, WalkOptions, expand_braces, walk_files
+from wave_ls.runtime.walk import PatternSet, WalkOptions, expand_braces, walk_files
 
 MAX_RESULTS = 1000
 GLOB_CHARS = frozenset("*?[{")

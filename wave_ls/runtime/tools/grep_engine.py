@@ -15,7 +15,7 @@ from typing import Literal
 
 from wave_ls.runtime.core import ToolError
 from wave_ls.runtime.tools.file_types import FILE_TYPES
-from wave_ls.runtime.tools.walk import PatternSet, WalkOptions, expand_braces, walk_files
+from wave_ls.runtime.walk import PatternSet, WalkOptions, expand_braces, walk_files
 
 OutputMode = Literal["files_with_matches", "content", "count"]
 BINARY_SNIFF_BYTES = 65536

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.frontmatter import FrontmatterError, optional_frontmatter
 from wave_ls.runtime.tools.args import optional_str, require_str
 
 SKILL_FILE = "SKILL.md"
@@ -41,14 +42,12 @@ def available_skills(ctx: ToolContext) -> list[str]:
 
 
 def strip_frontmatter(text: str) -> str:
-    """The Markdown body after a leading ``---`` ... ``---`` block (if any)."""
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
+    """The Markdown body after the frontmatter (``runtime/frontmatter.py``); a frontmatter
+    that is never closed is taken as text."""
+    try:
+        return optional_frontmatter(text)[1]
+    except FrontmatterError:
         return text
-    for index in range(1, len(lines)):
-        if lines[index].strip() == "---":
-            return "".join(lines[index + 1 :]).lstrip("\n")
-    return text
 
 
 PARAMETERS: dict[str, Any] = {

@@ -1,0 +1,144 @@
+"""Parsed agent files kept on disk between processes.
+
+Reading the frontmatter through strictyaml's public API costs about 3 ms a file (its schema
+validation copies the document), so a fresh process would spend seconds on a thousand
+agent files. ``<home>/.wave/cache/agent-files.json`` keeps each file's outcome (its
+definition and problems), keyed by the file's path, size and mtime and by how it was read
+(source, plugin); a file changed within the last seconds is never taken from it (a second
+change could hide inside the timestamp's granularity). The cache also records a digest of
+the parser's own source: a new version of wave-ls parses everything again. It is only a
+cache: a missing, broken or stale file costs only time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from dataclasses import asdict, fields
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from wave_ls.agents.definition import AgentDefinition, Problem, Span
+from wave_ls.agents.discovery import ParsedFile
+
+log = logging.getLogger(__name__)
+
+CACHE_FILE = Path(".wave") / "cache" / "agent-files.json"
+MAX_ENTRIES = 20_000
+_PARSER_MODULES = ("parse.py", "frontmatter.py", "definition.py", "toolset.py")
+
+Key = tuple[str, int, int, str, str]  # path, size, mtime_ns, source, plugin
+
+
+def parser_digest() -> str:
+    """A digest of the modules whose code decides what a file parses to."""
+    digest = hashlib.blake2b(digest_size=8)
+    here = Path(__file__).parent
+    for name in _PARSER_MODULES:
+        with contextlib.suppress(OSError):
+            digest.update((here / name).read_bytes())
+    return digest.hexdigest()
+
+
+class ParseCache:
+    """The on-disk cache of one home folder (load once, ``save`` after changes)."""
+
+    def __init__(self, home: Path) -> None:
+        self.path = home / CACHE_FILE
+        self.version = parser_digest()
+        self._entries: dict[Key, dict[str, Any]] | None = None
+        self._dirty = False
+
+    def get(self, key: Key) -> ParsedFile | None:
+        entry = self._load().get(key)
+        if entry is None:
+            return None
+        try:
+            return _parsed_from_json(entry, Path(key[0]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def put(self, key: Key, parsed: ParsedFile) -> None:
+        entries = self._load()
+        entries.pop(key, None)  # newest last: the oldest go first when the cache is full
+        entries[key] = _parsed_to_json(parsed)
+        while len(entries) > MAX_ENTRIES:
+            entries.pop(next(iter(entries)))
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the cache if anything changed (atomically; a failure is only logged)."""
+        if not self._dirty or self._entries is None:
+            return
+        self._dirty = False
+        data = {
+            "version": self.version,
+            "entries": [[list(key), entry] for key, entry in self._entries.items()],
+        }
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".agent-files-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                    json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+                os.replace(temp, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        except OSError as error:
+            log.debug("cannot save the agent parse cache %s: %s", self.path, error)
+
+    def _load(self) -> dict[Key, dict[str, Any]]:
+        if self._entries is None:
+            self._entries = {}
+            try:
+                data = json.loads(self.path.read_bytes())
+                if data.get("version") == self.version:
+                    self._entries = {tuple(key): entry for key, entry in data["entries"]}
+            except FileNotFoundError:
+                pass
+            except (OSError, ValueError, TypeError, KeyError, AttributeError) as error:
+                log.debug("ignoring the agent parse cache %s: %s", self.path, error)
+        return self._entries
+
+
+def _parsed_to_json(parsed: ParsedFile) -> dict[str, Any]:
+    definition = parsed.definition
+    out: dict[str, Any] = {
+        "problems": [asdict(problem) for problem in parsed.problems],
+        "nameLine": parsed.name_line,
+    }
+    if definition is not None:
+        values = {field.name: getattr(definition, field.name) for field in fields(definition)}
+        values["path"] = None if definition.path is None else str(definition.path)
+        values["extra"] = dict(definition.extra)
+        out["definition"] = values
+    return out
+
+
+def _parsed_from_json(entry: dict[str, Any], path: Path) -> ParsedFile:
+    problems = tuple(
+        Problem(**{**p, "span": Span(**p["span"]) if p.get("span") else None})
+        for p in entry["problems"]
+    )
+    values = entry.get("definition")
+    definition = None
+    if values is not None:
+        definition = AgentDefinition(
+            **{
+                **values,
+                "tools": None if values["tools"] is None else tuple(values["tools"]),
+                "disallowed_tools": None
+                if values["disallowed_tools"] is None
+                else tuple(values["disallowed_tools"]),
+                "path": None if values["path"] is None else Path(values["path"]),
+                "extra": MappingProxyType(dict(values["extra"])),
+            }
+        )
+    return ParsedFile(path, definition, problems, entry.get("nameLine"))
