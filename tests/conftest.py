@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +20,18 @@ def home(tmp_path: Path) -> Path:
     path = tmp_path / "home"
     path.mkdir()
     return path
+
+
+@pytest.fixture
+def shared_dir(tmp_path: Path) -> Iterator[Path]:
+    """A folder every command sandbox may write (under ``/dev/shm``, see docs/sandbox.md), for
+    tests whose sandboxed commands tell the test something (a pid); ``tmp_path`` without it."""
+    if not Path("/dev/shm").is_dir():
+        yield tmp_path
+        return
+    path = Path(tempfile.mkdtemp(prefix="wave-test-", dir="/dev/shm"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture

@@ -164,7 +164,9 @@ async def test_fork_continues_a_copy_of_the_conversation_in_its_own_worktree(
     # Each fork ran in its own worktree under the main repository.
     [changed_pwd, _] = last_results(bodies_for(fake_model, "FORK CHANGE")[1])
     [looked_pwd] = last_results(bodies_for(fake_model, "FORK NOCHANGE")[1])
-    changed, looked = Path(changed_pwd.strip()), Path(looked_pwd.strip())
+    # (a fork hears about its sandbox after its first command's output)
+    changed, looked = (Path(pwd.splitlines()[0]) for pwd in (changed_pwd, looked_pwd))
+    assert "# Sandbox" in changed_pwd and "HEAD is detached on purpose" in changed_pwd
     assert changed.parent == looked.parent == repo / ".wave" / "worktrees"
     assert changed != looked
     changed_result, looked_result = last_results(main_requests(fake_model)[-1])

@@ -43,11 +43,12 @@ from tests.support.lsp import capabilities, server_env
 
 
 async def test_stopping_mid_tool_kills_the_command_and_applies_the_worktree_rule(
-    fake_model: FakeModelServer, home: Path, project: Path, tmp_path: Path
+    fake_model: FakeModelServer, home: Path, project: Path, shared_dir: Path
 ) -> None:
     # BG-1 (TaskStop, wave/tasks/stop), FAIL-4 (status stopped), WT-7, WTC-4
     write_agent(project, "isolated-worker", ISOLATED_WORKER)
-    dirty_pid, clean_pid = tmp_path / "dirty.pid", tmp_path / "clean.pid"
+    # The pid files lie where the isolated (sandboxed) subagents may write.
+    dirty_pid, clean_pid = shared_dir / "dirty.pid", shared_dir / "clean.pid"
     routes = [
         route(
             "start the workers",
@@ -137,13 +138,13 @@ async def test_stopping_mid_tool_kills_the_command_and_applies_the_worktree_rule
 
 
 async def test_a_foreground_run_that_times_out_is_stopped(
-    fake_model: FakeModelServer, home: Path, project: Path, tmp_path: Path
+    fake_model: FakeModelServer, home: Path, project: Path, shared_dir: Path
 ) -> None:
     # BG-2 with the outcome rules: no answer yet -> a failure; an answer -> the answer.
     settings = project / ".wave" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     settings.write_text('{"agent": {"timeoutSeconds": 1}}')
-    pid_file = tmp_path / "slow.pid"
+    pid_file = shared_dir / "slow.pid"  # where the sandboxed subagent may write
     fake_model.set_script(
         script(
             route(

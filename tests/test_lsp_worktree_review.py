@@ -196,9 +196,9 @@ async def test_unknown_paths_and_bad_params_are_invalid_params(
 
 
 async def test_a_running_subagents_worktree_cannot_be_removed(
-    fake_model: FakeModelServer, home: Path, project: Path, tmp_path: Path
+    fake_model: FakeModelServer, home: Path, project: Path, tmp_path: Path, shared_dir: Path
 ) -> None:
-    pid_file = tmp_path / "worker.pid"
+    pid_file = shared_dir / "worker.pid"  # where the sandboxed subagent may write
     write_agent(project, "isolated-worker", ISOLATED_WORKER)
     fake_model.set_script(
         script(

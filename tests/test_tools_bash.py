@@ -143,7 +143,13 @@ class Shells:
         self.started: list[tuple[str, Path, str]] = []
 
     async def start_shell(
-        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
+        self,
+        command: str,
+        cwd: Path,
+        description: str,
+        *,
+        tool_call_id: str | None = None,
+        sandbox: object = None,
     ) -> str:
         self.started.append((command, cwd, description))
         return "bash-1"

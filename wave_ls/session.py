@@ -49,6 +49,7 @@ from wave_ls.subagents.runner import SubagentHost
 from wave_ls.subagents.settings import foreground_timeout
 from wave_ls.tasks import BackgroundTasks, TaskInfo
 from wave_ls.tasks.control import TaskOutputTool, TaskStopTool
+from wave_ls.worktrees.sandboxing import session_sandbox
 from wave_ls.worktrees.session_switch import SessionWorktrees
 from wave_ls.worktrees.tools import EnterWorktreeTool, ExitWorktreeTool
 
@@ -93,6 +94,8 @@ class AgentSession:
                     model=model,
                     permission_mode=permission_mode,
                 )
+        # The opt-in sandbox of every command (``sandbox`` in .wave/settings.json).
+        self.sandbox = session_sandbox(self.cwd, home)
         self.tasks = BackgroundTasks(self.id, home)
         self.tasks.on_notice(lambda _info: self._wake_soon())
         self.worktrees = SessionWorktrees(
@@ -127,8 +130,15 @@ class AgentSession:
             permission_mode=permission_mode,
             context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
             inbox=lambda: [notice.message() for notice in self.tasks.take_notices()],
+            sandbox_auto_allow=self.sandbox is not None,
         )
-        context = ToolContext(cwd=self.cwd, home=home, session_id=self.id, services=self.services)
+        context = ToolContext(
+            cwd=self.cwd,
+            home=home,
+            session_id=self.id,
+            services=self.services,
+            sandbox=self.sandbox,
+        )
         self.conversation = Conversation(
             config,
             client,
@@ -274,6 +284,8 @@ class AgentSession:
             await asyncio.wait(running)
         await self.tasks.stop_all()
         self.worktrees.close()
+        if self.sandbox is not None:
+            self.sandbox.close()
         if self.transcript is not None:
             self.transcript.close()
             await asyncio.to_thread(read_summary, self.transcript.path)

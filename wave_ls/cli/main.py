@@ -17,6 +17,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "fake-model": ("wave_ls.cli.fake_model_cmd", "serve the offline, scriptable model"),
     "demo": ("wave_ls.cli.demo_cmd", "run the offline demo: a real server, a real client"),
     "acp": ("wave_ls.cli.acp_cmd", "serve the Agent Client Protocol on stdin/stdout"),
+    "doctor": ("wave_ls.cli.doctor_cmd", "check the sandbox, git, ripgrep, endpoint and agents"),
 }
 
 

@@ -19,10 +19,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from wave_ls.runtime.services import Services
 from wave_ls.runtime.text import readable, readable_json_text, unescape_path
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -349,7 +352,8 @@ class ToolContext:
     tasks, the task list, the editor's LSP, ...), typed, so adapters plug in without the
     tools knowing them;
     ``report(text, details=None)`` updates the tool block's ``short_result`` (and details)
-    while the tool runs.
+    while the tool runs; ``sandbox``, when set, confines every command the agent starts
+    (Bash, background Bash) to the trees it may write (``docs/sandbox.md``).
     """
 
     cwd: Path
@@ -358,6 +362,7 @@ class ToolContext:
     tool_call_id: str = ""
     write_root: Path | None = None
     services: Services = field(default_factory=Services)
+    sandbox: Confinement | None = None
     report: Callable[..., None] = lambda _text, _details=None: None
 
     def resolve(self, path: str) -> Path:

@@ -66,6 +66,9 @@ class AgentConfig:
     read_only_bash: bool = False
     # Messages waiting for the agent (background task notices), taken before each round.
     inbox: Callable[[], list[Message]] = lambda: []
+    # The user turned the session's sandbox on: Bash confined by it needs no approval in
+    # default and acceptEdits mode (plan mode and read_only_bash still apply).
+    sandbox_auto_allow: bool = False
     max_rounds: int = DEFAULT_MAX_ROUNDS
 
 
@@ -336,6 +339,9 @@ class Conversation:
             args,
             effect=tool.effect,
             read_only_bash=self.config.read_only_bash,
+            sandboxed=self.config.sandbox_auto_allow
+            and ctx.sandbox is not None
+            and ctx.sandbox.confined,
         )
         if verdict.action != "ask":
             return PermissionDecision(verdict.action == "allow", verdict.message)

@@ -18,8 +18,11 @@ other                ask        ask          deny          allow
 ==================  =========  ===========  ============  ==========================
 
 ``read_only_bash=True`` (Explore/Plan subagents) applies the plan-mode rule for commands in
-every mode, ``bypassPermissions`` included. A subagent's own tool calls are decided again
-under its own mode, so delegating is no way around the policy.
+every mode, ``bypassPermissions`` included. ``sandboxed=True`` (the user turned the session's
+sandbox on, and it confines this agent's commands) allows every command in ``default`` and
+``acceptEdits`` without asking; plan mode and ``read_only_bash`` are unchanged. A subagent's
+own tool calls are decided again under its own mode, so delegating is no way around the
+policy.
 """
 
 from __future__ import annotations
@@ -57,14 +60,16 @@ def decide(
     *,
     effect: Effect,
     read_only_bash: bool = False,
+    sandboxed: bool = False,
 ) -> Verdict:
     """The verdict for calling ``tool_name`` (whose effect is ``effect``) with ``args`` in
     ``mode``; ``read_only_bash`` enforces the plan-mode rule for commands outside plan mode
-    (Explore/Plan)."""
+    (Explore/Plan); ``sandboxed``: commands run in the session's sandbox, unasked."""
     if effect == "read":
         return ALLOW
     if effect == "execute":
-        return _decide_command(mode, str(args.get("command") or ""), read_only_bash)
+        command = str(args.get("command") or "")
+        return _decide_command(mode, command, read_only_bash, sandboxed)
     if mode == "bypassPermissions" or effect == "session":
         return ALLOW
     if effect == "edit":
@@ -84,7 +89,9 @@ def decide(
     return Verdict("ask", permission_summary(tool_name, args))
 
 
-def _decide_command(mode: PermissionMode, command: str, read_only_bash: bool) -> Verdict:
+def _decide_command(
+    mode: PermissionMode, command: str, read_only_bash: bool, sandboxed: bool = False
+) -> Verdict:
     enforce = read_only_bash or mode == "plan"
     if mode == "bypassPermissions" and not enforce:
         return ALLOW
@@ -99,6 +106,8 @@ def _decide_command(mode: PermissionMode, command: str, read_only_bash: bool) ->
             f" ({reason}). Use commands that only read, such as {READ_ONLY_EXAMPLES}, "
             "without output redirection.",
         )
+    if sandboxed:
+        return ALLOW
     return Verdict("ask", f"Bash: {_one_line(command)} ({reason})")
 
 

@@ -24,7 +24,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
 log = logging.getLogger(__name__)
 
@@ -95,11 +98,45 @@ class GroupReaper:
 reaper = GroupReaper()
 
 
-async def spawn_group(*argv: str, **options: Any) -> asyncio.subprocess.Process:
-    """``asyncio.create_subprocess_exec`` in a new process group the reaper watches."""
-    process = await asyncio.create_subprocess_exec(*argv, start_new_session=True, **options)
+class RunningCommand(Protocol):
+    """A started command: ``asyncio.subprocess.Process``, or one a sandbox's helper
+    started (``sandbox/spawner.SpawnedProcess``)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+
+async def spawn_group(
+    *argv: str, sandbox: Confinement | None = None, **options: Any
+) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec`` in a new process group the reaper watches.
+
+    With ``sandbox``, the command is started confined (its argv wrapped, its ``preexec``
+    run between fork and exec, its ``env`` added): what it starts inherits the confinement.
+    """
+    command = list(argv)
+    if sandbox is not None:
+        command, options = confined(command, sandbox, options)
+    process = await asyncio.create_subprocess_exec(*command, start_new_session=True, **options)
     reaper.watch(process.pid)
     return process
+
+
+def confined(
+    argv: list[str], sandbox: Confinement, options: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """``argv`` and the ``subprocess`` options that start it inside ``sandbox``."""
+    options = dict(options)
+    if sandbox.preexec is not None:
+        options["preexec_fn"] = sandbox.preexec
+    if sandbox.env:
+        options["env"] = {**(options.get("env") or os.environ), **sandbox.env}
+    return sandbox.argv(argv), options
 
 
 def popen_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
@@ -115,7 +152,7 @@ def signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-async def stop_group(process: asyncio.subprocess.Process, grace: float = KILL_GRACE_S) -> None:
+async def stop_group(process: RunningCommand, grace: float = KILL_GRACE_S) -> None:
     """SIGTERM the command's process group, then SIGKILL it after ``grace`` seconds; always
     the SIGKILL, so children that ignored SIGTERM or outlived the leader go too."""
     pgid = process.pid  # start_new_session: the command leads its own group
@@ -129,11 +166,28 @@ async def stop_group(process: asyncio.subprocess.Process, grace: float = KILL_GR
 
 
 async def spawn_bash(
-    command: str, cwd: Path, *, output: int | IO[Any], env: Mapping[str, str] | None = None
-) -> asyncio.subprocess.Process:
+    command: str,
+    cwd: Path,
+    *,
+    output: int | IO[Any],
+    env: Mapping[str, str] | None = None,
+    sandbox: Confinement | None = None,
+) -> RunningCommand:
     """``bash -c command`` in a new watched process group, stdin ``/dev/null``, stdout and
     stderr both to ``output`` (a pipe, or a file the output is appended to), with
-    ``NON_INTERACTIVE_ENV`` over ``env`` (the server's own environment by default)."""
+    ``NON_INTERACTIVE_ENV`` over ``env`` (the server's own environment by default);
+    confined by ``sandbox`` when given (the agent's: ``docs/sandbox.md``), through its
+    helper process."""
+    environment = {**(os.environ if env is None else env), **NON_INTERACTIVE_ENV}
+    spawner = sandbox.spawner(reaper.watch) if sandbox is not None else None
+    if spawner is not None and sandbox is not None:
+        descriptor = output if isinstance(output, int) else output.fileno()
+        return await spawner.spawn(
+            ["bash", "-c", command],
+            cwd=cwd,
+            env={**environment, **sandbox.env},
+            output=descriptor,
+        )
     return await spawn_group(
         "bash",
         "-c",
@@ -142,7 +196,8 @@ async def spawn_bash(
         stdin=subprocess.DEVNULL,
         stdout=output,
         stderr=output,
-        env={**(os.environ if env is None else env), **NON_INTERACTIVE_ENV},
+        env=environment,
+        sandbox=sandbox,
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # the store lives with its tools, which import the core (and so this)
+    from wave_ls.runtime.sandbox import Confinement
     from wave_ls.runtime.tools.task_list import TaskList
 
 
@@ -22,9 +23,16 @@ class BackgroundShells(Protocol):
     """Background commands (``Bash`` with ``run_in_background``): ``tasks.BackgroundTasks``."""
 
     async def start_shell(
-        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
+        self,
+        command: str,
+        cwd: Path,
+        description: str,
+        *,
+        tool_call_id: str | None = None,
+        sandbox: Confinement | None = None,
     ) -> str:
-        """Start ``command``; return its task id."""
+        """Start ``command`` (confined by ``sandbox``: the calling agent's); return its task
+        id."""
         ...
 
     def output_file(self, task_id: str) -> Path | None:

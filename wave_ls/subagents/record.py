@@ -20,7 +20,8 @@ class DelegationRecord:
     ``subagent_type`` is the definition's name (``fork`` for a fork; empty when the call
     named none); ``worktree`` is the isolated worktree as made and, at the end, how it ended
     (``IsolatedWorktree.to_json`` merged with ``WorktreeOutcome.to_json``), or
-    ``{inPlace, path, summary}`` for a fork that could not get one; ``usage``, ``status``,
+    ``{inPlace, path, summary}`` for a fork that could not get one; ``sandbox`` how an isolated
+    run's commands are confined (``{mechanism, writable, note?}``); ``usage``, ``status``,
     ``error`` and ``summary`` are set when the run ends (``usage`` also when it is stopped).
     """
 
@@ -30,6 +31,7 @@ class DelegationRecord:
     background: bool = False  # the block of a background run (its id is the task id)
     task_id: str | None = None
     worktree: dict[str, Any] | None = None
+    sandbox: dict[str, Any] | None = None
     status: Literal["completed", "failed"] | None = None
     error: str | None = None
     usage: RunUsage | None = None
@@ -62,6 +64,7 @@ class DelegationRecord:
             "background": self.background or None,
             "taskId": self.task_id,
             "worktree": self.worktree,
+            "sandbox": self.sandbox,
             "status": self.status,
             "summary": self.summary,
         }
@@ -96,6 +99,7 @@ class DelegationRecord:
             background=bool(data.pop("background", False)),
             task_id=data.pop("taskId", None),
             worktree=data.pop("worktree", None),
+            sandbox=data.pop("sandbox", None),
             status=status if status in ("completed", "failed") else None,
             error=data.pop("error", None),
             usage=usage,

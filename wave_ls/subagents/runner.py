@@ -22,6 +22,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
 from wave_ls.runtime.core import (
@@ -39,15 +40,18 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import subagent_environment
+from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.isolation import (
     IsolatedWorktree,
     IsolationError,
+    confine_isolated_worktree,
     create_isolated_worktree,
     finish_isolated_worktree,
 )
+from wave_ls.worktrees.sandboxing import sandbox_prompt
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +134,7 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
         if definition.omit_agents_md
         else (lambda: memory_reminder_for(memory_cwd, home)),
         read_only_bash=definition.source == "builtin" and definition.name in READ_ONLY_BUILTINS,
+        sandbox_auto_allow=parent.sandbox_auto_allow,
     )
 
 
@@ -169,8 +174,9 @@ async def run_delegation(
     """Run one delegation to its end in the foreground of the caller, keeping ``record``
     (what its block shows) up to date.
 
-    Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran) and
-    the keep/remove rule at every end, cancellation included.
+    Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran),
+    their own command sandbox (``docs/sandbox.md``), and the keep/remove rule at every end,
+    cancellation included. Other runs share the caller's sandbox, if any.
     """
     instance_id = record.subagent_id
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
@@ -190,15 +196,24 @@ async def run_delegation(
             notes.append(note)
             # Background runs report through the details' summary (their notice), not the text.
             record.worktree = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
+    sandbox, own_sandbox = ctx.sandbox, None
     if workspace is not None:
         cwd, write_root = workspace.cwd, workspace.path
         record.worktree = workspace.to_json()
+        # Blocking but short (no await: a cancel here would leave HEAD detached).
+        try:
+            sandbox = own_sandbox = confine_isolated_worktree(workspace)
+        except Exception:
+            await finish_isolated_worktree(workspace)  # nothing ran: the rule removes it
+            raise
+        record.sandbox = sandbox_details(sandbox)
     context = ToolContext(
         cwd=cwd,
         home=ctx.home,
         session_id=instance_id,
         write_root=write_root,
         services=ctx.services.for_subagent(workspace),
+        sandbox=sandbox,
     )
     if delegation.definition is None:
         config = fork_config(host)
@@ -206,6 +221,14 @@ async def run_delegation(
     else:
         config = subagent_config(host, delegation.definition, cwd)
         history = []
+    if own_sandbox is not None and own_sandbox.confined and workspace is not None:
+        intro = sandbox_prompt(workspace.path, workspace.branch)
+        if delegation.definition is None:
+            # A fork keeps its parent's system prompt verbatim (a copy of the conversation):
+            # it hears about its sandbox with its first command's result.
+            own_sandbox.note = intro.strip()
+        else:
+            config.system_prompt += intro
     bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
     # Its requests name the block they come from: the delegation's own, or the run's.
     asker = DelegatedAsker(host.asker(), lambda: record.task_id or ctx.tool_call_id)
@@ -231,8 +254,13 @@ async def run_delegation(
         )
         if workspace is not None:
             ended = await finish_isolated_worktree(workspace)
-            record.worktree = {**(record.worktree or {}), **ended.to_json()}
-            notes.append(ended.summary)
+            summary = ended.summary
+            if own_sandbox is not None:
+                own_sandbox.close()
+                if not own_sandbox.confined:  # never silently: the summary says so too
+                    summary += "\n" + own_sandbox.note
+            record.worktree = {**(record.worktree or {}), **ended.to_json(), "summary": summary}
+            notes.append(summary)
     result = outcome(conversation.messages[len(history) :], error)
     record.status = "failed" if result.is_error else "completed"
     record.error = error
@@ -244,6 +272,15 @@ async def run_delegation(
     if error and not result.is_error:
         log.warning("subagent %s failed after answering: %s", instance_id, error)
     return SubagentRun(instance_id, result, record.usage)
+
+
+def sandbox_details(sandbox: Confinement) -> dict[str, Any]:
+    """How an isolated run's commands are confined, for its block's details."""
+    return {
+        "mechanism": sandbox.mechanism,
+        "writable": [str(path) for path in sandbox.writable],
+        **({"note": sandbox.note} if sandbox.note and not sandbox.confined else {}),
+    }
 
 
 def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:

@@ -22,11 +22,11 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import RunUsage
-from wave_ls.runtime.processes import KILL_GRACE_S, signal_group, stop_group
+from wave_ls.runtime.processes import KILL_GRACE_S, RunningCommand, signal_group, stop_group
 from wave_ls.tasks.model import (
     SubagentResultLike,
     TaskError,
@@ -42,6 +42,9 @@ from wave_ls.tasks.output import (
     read_tail,
 )
 from wave_ls.tasks.shell import spawn_shell
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +120,7 @@ class _Entry:
     started: float  # time.monotonic()
     done: asyncio.Event = field(default_factory=asyncio.Event)
     runner: asyncio.Task[None] | None = None
-    process: asyncio.subprocess.Process | None = None
+    process: RunningCommand | None = None
     handle: TaskHandle | None = None
     stop_reason: str | None = None  # set once a stop was asked for
 
@@ -149,9 +152,16 @@ class BackgroundTasks:
     # ------------------------------------------------------------------ starting
 
     async def start_shell(
-        self, command: str, cwd: Path, description: str, *, tool_call_id: str | None = None
+        self,
+        command: str,
+        cwd: Path,
+        description: str,
+        *,
+        tool_call_id: str | None = None,
+        sandbox: Confinement | None = None,
     ) -> str:
-        """Start ``command`` in ``cwd``; return its task id (``bash-<8 hex>``)."""
+        """Start ``command`` in ``cwd`` (confined by ``sandbox`` when given: the calling
+        agent's); return its task id (``bash-<8 hex>``)."""
         self._check_open()
         task_id = self._new_id("bash")
         info = TaskInfo(
@@ -166,7 +176,7 @@ class BackgroundTasks:
             tool_call_id=tool_call_id,
         )
         try:
-            process = await spawn_shell(command, cwd, info.output_file)
+            process = await spawn_shell(command, cwd, info.output_file, sandbox)
         except TaskError:
             info.output_file.unlink(missing_ok=True)
             raise
@@ -353,7 +363,7 @@ class BackgroundTasks:
         else:
             self._finish(entry, "failed", error)
 
-    async def _watch_shell(self, entry: _Entry, process: asyncio.subprocess.Process) -> None:
+    async def _watch_shell(self, entry: _Entry, process: RunningCommand) -> None:
         try:
             code = await process.wait()
         except asyncio.CancelledError:
@@ -368,7 +378,7 @@ class BackgroundTasks:
         output = read_tail(info.output_file, self.notice_output_chars).rstrip("\n")
         self._finish(entry, "completed" if code == 0 else "failed", output or "(no output)")
 
-    async def _stop_shell(self, entry: _Entry, process: asyncio.subprocess.Process) -> None:
+    async def _stop_shell(self, entry: _Entry, process: RunningCommand) -> None:
         await stop_group(process, self.kill_grace)
         if not await self._wait_done(entry, self.stop_wait):
             log.warning("shell task %s did not exit after SIGKILL", entry.info.task_id)

@@ -10,8 +10,11 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from wave_ls.runtime import git_dirs
+from wave_ls.runtime.processes import confined
+from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
@@ -54,28 +57,41 @@ def run_git(
     return run_git_together(cwd, args, env=env)[0]
 
 
+def inspection_sandbox(*writable: Path) -> Confinement:
+    """The confinement of our own git commands inside a worktree an agent has written.
+
+    Its files may make git run programs (a nested repository's ``core.fsmonitor``, a
+    redirected ``.git`` whose config names filters): run confined, they can write nothing,
+    or only ``writable``. Close it after use.
+    """
+    return confinement(writable)
+
+
 def run_git_together(
-    cwd: PathLike, *commands: tuple[str, ...], env: dict[str, str] | None = None
+    cwd: PathLike,
+    *commands: tuple[str, ...],
+    env: dict[str, str] | None = None,
+    sandbox: Confinement | None = None,
 ) -> list[subprocess.CompletedProcess[str]]:
     """Run several read-only git commands concurrently; results in the same order.
 
-    ``env`` adds to (or overrides) the cleaned environment of ``git_env``.
+    ``env`` adds to (or overrides) the cleaned environment of ``git_env``; ``sandbox``
+    confines them.
     """
-    environment = {**git_env(), **(env or {})}
+    options: dict[str, Any] = {
+        "cwd": cwd,
+        "env": {**git_env(), **(env or {})},
+        "stdout": subprocess.PIPE,
+        "stderr": subprocess.PIPE,
+        "text": True,
+        "encoding": "utf-8",
+        "errors": "surrogateescape",
+    }
+    starts = [(["git", *args], options) for args in commands]
+    if sandbox is not None:
+        starts = [confined(argv, sandbox, options) for argv, _ in starts]
     try:
-        procs = [
-            subprocess.Popen(
-                ["git", *args],
-                cwd=cwd,
-                env=environment,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                encoding="utf-8",
-                errors="surrogateescape",
-            )
-            for args in commands
-        ]
+        procs = [subprocess.Popen(argv, **opts) for argv, opts in starts]
     except OSError as error:
         raise WorktreeError(f"cannot run git in {cwd}: {error}") from error
     results = []
@@ -255,10 +271,14 @@ class GitCliBackend:
         count_cmd = ("rev-list", "--count", f"{base_commit}..HEAD")
         # HEAD still at the base (read from the ref files) means no commits: skip rev-list.
         unmoved = layout.read_head(wt) == base_commit.lower()
+        sandbox = inspection_sandbox()
         try:
-            results = run_git_together(wt, status_cmd, *([] if unmoved else [count_cmd]))
+            commands = (status_cmd, *([] if unmoved else [count_cmd]))
+            results = run_git_together(wt, *commands, sandbox=sandbox)
         except WorktreeError as error:
             return Changes.unknown(str(error))
+        finally:
+            sandbox.close()
         status = results[0]
         if status.returncode != 0:
             return Changes.unknown(f"git status failed in {wt}: {status.stderr.strip()}")
@@ -274,23 +294,33 @@ class GitCliBackend:
         if not SHA.fullmatch(base_commit):
             raise WorktreeError(f"'{base_commit}' is not a commit id")
         index = Path(_checked(wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+        common = git_dirs.common_dir_of(wt)
         with tempfile.TemporaryDirectory(prefix="wave-diff-") as scratch:
             # Stage everything into a copy of the index: the worktree's own stays as it is.
             temp_index = Path(scratch) / "index"
             if index.is_file():
                 shutil.copyfile(index, temp_index)
             env = {"GIT_INDEX_FILE": str(temp_index)}
-            added = run_git(wt, "add", "--all", "--", ".", env=env)
-            if added.returncode != 0:
-                raise WorktreeError(f"git add failed in {wt}: {added.stderr.strip()}")
-            base = ("diff", "--cached", "-M", "--no-ext-diff", "--no-color")
-            status, numstat, patch = run_git_together(
-                wt,
-                ("-c", "core.quotepath=false", *base, "--name-status", "-z", base_commit),
-                ("-c", "core.quotepath=false", *base, "--numstat", "-z", base_commit),
-                ("-c", "core.quotepath=false", *base, base_commit),
-                env=env,
-            )
+            # git add writes blobs: into the object store, nowhere else.
+            objects = [common / "objects"] if common is not None else []
+            sandbox = inspection_sandbox(Path(scratch), *objects)
+            try:
+                [added] = run_git_together(
+                    wt, ("add", "--all", "--", "."), env=env, sandbox=sandbox
+                )
+                if added.returncode != 0:
+                    raise WorktreeError(f"git add failed in {wt}: {added.stderr.strip()}")
+                base = ("diff", "--cached", "-M", "--no-ext-diff", "--no-color")
+                status, numstat, patch = run_git_together(
+                    wt,
+                    ("-c", "core.quotepath=false", *base, "--name-status", "-z", base_commit),
+                    ("-c", "core.quotepath=false", *base, "--numstat", "-z", base_commit),
+                    ("-c", "core.quotepath=false", *base, base_commit),
+                    env=env,
+                    sandbox=sandbox,
+                )
+            finally:
+                sandbox.close()
         for done in (status, numstat, patch):
             if done.returncode != 0:
                 raise WorktreeError(f"git diff failed in {wt}: {done.stderr.strip()}")

@@ -36,6 +36,7 @@ from typing import Any, Literal
 from wave_ls.runtime import git_dirs
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.processes import run_process
+from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import in_use, layout, registry_file
 from wave_ls.worktrees.git_cli import git_env, run_git
 from wave_ls.worktrees.hooks import run_create_hooks, run_remove_hooks
@@ -44,6 +45,12 @@ from wave_ls.worktrees.layout import worktree_location
 from wave_ls.worktrees.manager import WorktreeManager
 from wave_ls.worktrees.model import Changes, WorktreeError
 from wave_ls.worktrees.names import agent_name, name_problem, session_name
+from wave_ls.worktrees.sandboxing import (
+    DetachedHead,
+    detach_head,
+    isolated_writable,
+    reattach_head,
+)
 from wave_ls.worktrees.settings import BaseRef, load_worktree_settings
 
 log = logging.getLogger(__name__)
@@ -83,6 +90,9 @@ class IsolatedWorktree:
     home: Path | None = None
     session_id: str = ""
     copied: list[str] = field(default_factory=list)
+    # Set while a sandboxed agent runs in it: HEAD detached, the branch moved at the end
+    # (``worktrees/sandboxing.py``).
+    detached: DetachedHead | None = None
 
     @property
     def cwd(self) -> Path:
@@ -240,6 +250,29 @@ def _finish_orphan(done: asyncio.Future[IsolatedWorktree], manager: WorktreeMana
         return
     wt = done.result()
     threading.Thread(target=finish_worktree_sync, args=(wt, manager), daemon=True).start()
+
+
+def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:
+    """The sandbox of the commands of an agent working in ``wt`` (blocking; close it after
+    ``finish_isolated_worktree``): writes only in the worktree, its git admin dir, the
+    object store and a private ``TMPDIR``. When it confines, the worktree's HEAD is
+    detached until the end (``worktrees/sandboxing.py``)."""
+    box = confinement(
+        isolated_writable(wt.path),
+        private_tmp=True,
+        advice=(
+            f"Note: this command ran in a sandbox that allows writes only inside the worktree "
+            f"{wt.path} and $TMPDIR; the failure above is probably a write it refused "
+            "elsewhere (see the Sandbox section of your instructions)."
+        ),
+    )
+    if box.confined and wt.detached is None:
+        try:
+            wt.detached = detach_head(wt.path)
+        except BaseException:
+            box.close()
+            raise
+    return box
 
 
 # ---------------------------------------------------------------------- create
@@ -587,6 +620,7 @@ def finish_worktree_sync(wt: IsolatedWorktree, manager: WorktreeManager) -> Work
     """The blocking body of ``finish_isolated_worktree``."""
     in_use.release(wt.path, wt.owner)
     try:
+        _reattach(wt)  # before counting: the branch must hold the run's commits
         changes = worktree_changes(wt, manager)
         if not wt.is_new:
             return kept_outcome(wt, changes, reused=True)
@@ -598,6 +632,17 @@ def finish_worktree_sync(wt: IsolatedWorktree, manager: WorktreeManager) -> Work
     except Exception as error:  # WT-7: the run's result never depends on cleanup
         log.exception("finishing worktree %s failed", wt.path)
         return _cleanup_failed(wt, error, None)
+
+
+def _reattach(wt: IsolatedWorktree) -> None:
+    """Undo ``detach_head``: the branch gets the commits made on the detached HEAD."""
+    detached, wt.detached = wt.detached, None
+    if detached is None:
+        return
+    problem = reattach_head(detached)
+    if problem is not None:
+        log.warning("worktree %s: %s", wt.path, problem)
+        wt.notes.append(problem)
 
 
 def exit_worktree_sync(

@@ -7,11 +7,14 @@ import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.processes import spawn_bash, stop_group
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
@@ -102,14 +105,18 @@ class CommandResult:
 
 
 async def run_command(
-    command: str, cwd: Path, timeout_s: float, max_chars: int = MAX_OUTPUT_CHARS
+    command: str,
+    cwd: Path,
+    timeout_s: float,
+    max_chars: int = MAX_OUTPUT_CHARS,
+    sandbox: Confinement | None = None,
 ) -> CommandResult:
     """Run ``bash -c command``; the process group is killed on timeout and on cancellation."""
     loop = asyncio.get_running_loop()
     buffer = OutputBuffer(max_chars)
     read_fd, write_fd = os.pipe()
     try:
-        process = await spawn_bash(command, cwd, output=write_fd)
+        process = await spawn_bash(command, cwd, output=write_fd, sandbox=sandbox)
     except BaseException:
         os.close(read_fd)
         raise
@@ -186,9 +193,13 @@ class BashTool:
         if background:
             return await self._start_background(command, description, ctx)
         timeout_ms = min(timeout_ms or DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
-        result = await run_command(command, ctx.cwd, timeout_ms / 1000)
+        result = await run_command(command, ctx.cwd, timeout_ms / 1000, sandbox=ctx.sandbox)
         label = _label(command, description)
         content = result.output.rstrip("\n") or "(no output)"
+        if ctx.sandbox is not None and result.exit_code:
+            hint = ctx.sandbox.refusal_hint(result.output)
+            if hint:
+                content += "\n\n" + hint
         if result.timed_out:
             seconds = f"{timeout_ms / 1000:g}"
             content += (
@@ -201,7 +212,7 @@ class BashTool:
                 content += f"\n\nExit code {result.exit_code}"
             short = f"{label}: exit {result.exit_code}"
         return ToolResult(
-            content,
+            content + _sandbox_note(ctx),
             is_error=result.timed_out or result.exit_code != 0,
             short_result=short,
             details={
@@ -221,14 +232,20 @@ class BashTool:
                 "without it (with a timeout), or start it detached yourself"
             )
         task_id = await shells.start_shell(
-            command, ctx.cwd, description or "", tool_call_id=ctx.tool_call_id
+            command, ctx.cwd, description or "", tool_call_id=ctx.tool_call_id, sandbox=ctx.sandbox
         )
         output_file = shells.output_file(task_id)
         return ToolResult(
             f"Command started in the background with ID: {task_id}. "
             f"Output is being written to: {output_file}. "
             "Read its output with TaskOutput and stop it with TaskStop; you will get a "
-            "<task-notification> when it ends.",
+            "<task-notification> when it ends." + _sandbox_note(ctx),
             short_result=f"{_label(command, description)}: started in background ({task_id})",
             details={"taskId": task_id, "outputFile": str(output_file)},
         )
+
+
+def _sandbox_note(ctx: ToolContext) -> str:
+    """The agent's "commands are NOT sandboxed" note, in its first command's result only."""
+    note = ctx.sandbox.take_note() if ctx.sandbox is not None else ""
+    return "\n\n" + note if note else ""

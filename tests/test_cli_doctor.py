@@ -1,0 +1,81 @@
+"""``wave-ls doctor`` as a real subprocess: what it reports and its exit code (issue 17)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from wave_ls.runtime.sandbox.landlock import abi_version
+
+SECRET = "sk-do-not-print-me"
+
+
+def doctor(cwd: Path, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "wave_ls", "doctor", "--cwd", str(cwd), *args],
+        capture_output=True,
+        text=True,
+        env={**base, "HOME": str(home), **env},
+        timeout=60,
+        check=False,
+    )
+
+
+ENDPOINT = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "WAVE_MODEL": "m", "OPENAI_API_KEY": SECRET}
+
+
+def checks(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    report = json.loads(done.stdout)
+    return {check["name"]: check for check in report["checks"]}
+
+
+def test_ready_machine(project: Path, home: Path) -> None:
+    done = doctor(project, home, **ENDPOINT)
+    assert done.returncode == 0, done.stdout
+    lines = done.stdout.splitlines()
+    for name in ("sandbox", "git", "ripgrep", "endpoint", "settings", "agents"):
+        assert any(line.split()[1:2] == [name] for line in lines), name
+    assert "git version" in done.stdout and "ripgrep" in done.stdout
+    assert "OPENAI_API_KEY: set (not shown)" in done.stdout and SECRET not in done.stdout
+    if abi_version() >= 1:
+        assert lines[0].startswith("ok    sandbox   landlock (Landlock ABI")
+        assert "tested" in lines[0]
+    assert done.stdout.rstrip().endswith("Ready.")
+
+
+def test_missing_endpoint_and_broken_agent_files_fail(project: Path, home: Path) -> None:
+    agents = project / ".wave" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "bad.md").write_text("---\nname: bad\n---\nno description\n")
+    done = doctor(project, home, "--json")
+    assert done.returncode == 1
+    found = checks(done)
+    assert (
+        found["endpoint"]["level"] == "FAIL" and "OPENAI_BASE_URL" in found["endpoint"]["summary"]
+    )
+    assert found["agents"]["level"] == "FAIL"
+    assert any("bad.md" in line for line in found["agents"]["details"])
+    assert json.loads(done.stdout)["ok"] is False
+
+
+def test_sandbox_asked_for_but_unavailable_fails(project: Path, home: Path) -> None:
+    (project / ".wave").mkdir()
+    (project / ".wave" / "settings.json").write_text('{"sandbox": {"enabled": true}}')
+    done = doctor(project, home, "--json", WAVE_SANDBOX="none", **ENDPOINT)
+    assert done.returncode == 1
+    sandbox = checks(done)["sandbox"]
+    assert sandbox["level"] == "FAIL" and "disabled by WAVE_SANDBOX=none" in sandbox["summary"]
+    assert "session sandbox: on" in sandbox["details"][-1]
+    # Without the setting, no mechanism is only a warning (isolated runs say so).
+    (project / ".wave" / "settings.json").write_text('{"sandbox": {"enabled": "yes"}}')
+    done = doctor(project, home, "--json", WAVE_SANDBOX="none", **ENDPOINT)
+    assert done.returncode == 0
+    found = checks(done)
+    assert found["sandbox"]["level"] == "warn"
+    assert found["settings"]["level"] == "warn"
+    assert "sandbox.enabled must be true or false" in found["settings"]["details"][0]

@@ -1,0 +1,217 @@
+"""``wave-ls doctor``: is this machine and this folder ready for wave-ls?
+
+One line per check, ``ok``, ``warn`` (works, with less) or ``FAIL`` (something needed is
+missing): the command sandbox, git, ripgrep, the model endpoint (the key is never printed,
+only whether it is set), the settings files and the agent files of the folder. Exit code 1
+when any check fails, 2 for a bad ``--cwd``, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+OK, WARN, FAIL = "ok", "warn", "FAIL"
+
+
+@dataclass
+class Check:
+    """One line of the report, and the lines that explain it."""
+
+    name: str
+    level: str
+    summary: str
+    details: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "level": self.level,
+            "summary": self.summary,
+            "details": self.details,
+        }
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cwd", default=None, help="the project folder (default: the current directory)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the checks as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    cwd = Path(args.cwd) if args.cwd else Path.cwd()
+    if not cwd.is_dir():
+        print(f"wave-ls doctor: not a directory: {cwd}", file=sys.stderr)
+        return 2
+    home = Path.home()
+    checks = [
+        sandbox_check(cwd, home),
+        git_check(),
+        ripgrep_check(),
+        endpoint_check(),
+        settings_check(cwd, home),
+        agents_check(cwd),
+    ]
+    failed = any(check.level == FAIL for check in checks)
+    if args.json:
+        report = {"ok": not failed, "checks": [check.to_json() for check in checks]}
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        for check in checks:
+            print(f"{check.level:<5} {check.name:<9} {check.summary}")
+            for line in check.details:
+                print(f"{'':16}{line}")
+        print("\nSomething needed is missing (FAIL above)." if failed else "\nReady.")
+    return 1 if failed else 0
+
+
+def sandbox_check(cwd: Path, home: Path) -> Check:
+    from wave_ls.runtime.sandbox import available
+    from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
+    from wave_ls.runtime.sandbox.landlock import abi_version
+    from wave_ls.worktrees.sandboxing import load_sandbox_settings
+
+    mechanism, detail = available()
+    abi, bwrap = abi_version(), bwrap_path()
+    details = [
+        f"Landlock: ABI {abi}" if abi >= 1 else "Landlock: not in this kernel (or disabled)",
+        f"bubblewrap: {bwrap}" if bwrap else "bubblewrap: not installed or cannot make namespaces",
+    ]
+    wanted = load_sandbox_settings(cwd, home).enabled
+    details.append(
+        "session sandbox: on (sandbox.enabled in the settings)"
+        if wanted
+        else "session sandbox: off (turn it on with sandbox.enabled in .wave/settings.json)"
+    )
+    if mechanism != "none":
+        problem = probe_sandbox()
+        if problem:
+            summary = f"{mechanism} ({detail}) does not work here: {problem}"
+            return Check("sandbox", FAIL if wanted else WARN, summary, details)
+        return Check("sandbox", OK, f"{mechanism} ({detail}), tested", details)
+    if wanted:
+        summary = f"none ({detail}): this project asks for a sandbox and none works here"
+        return Check("sandbox", FAIL, summary, details)
+    summary = f"none ({detail}): isolated subagents' commands run unsandboxed (they say so)"
+    return Check("sandbox", WARN, summary, details)
+
+
+def probe_sandbox() -> str | None:
+    """Run one confined command for real: None when it could write inside its tree and
+    could not write beside it, else what went wrong."""
+    import subprocess
+    import tempfile
+
+    from wave_ls.runtime.processes import confined
+    from wave_ls.runtime.sandbox import confinement
+
+    with tempfile.TemporaryDirectory(prefix="wave-doctor-") as scratch:
+        inside, outside = Path(scratch, "inside"), Path(scratch, "outside")
+        inside.mkdir()
+        outside.mkdir()
+        box = confinement([inside])
+        try:
+            script = f"touch '{inside}/ok'; touch '{outside}/escaped' 2>/dev/null; true"
+            argv, options = confined(["sh", "-c", script], box, {})
+            done = subprocess.run(argv, capture_output=True, timeout=30, check=False, **options)
+        except (OSError, subprocess.TimeoutExpired) as error:
+            return f"the probe could not run ({error})"
+        finally:
+            box.close()
+        if (outside / "escaped").exists():
+            return "a confined command could write outside its folder"
+        if not (inside / "ok").exists():
+            return f"a confined command could not write inside its folder (exit {done.returncode})"
+    return None
+
+
+def git_check() -> Check:
+    version = _version(["git", "--version"])
+    if version is None:
+        return Check(
+            "git",
+            WARN,
+            "not found: worktrees fall back to dulwich (slower on big repositories), "
+            "and the agent's git commands fail",
+        )
+    return Check("git", OK, version)
+
+
+def ripgrep_check() -> Check:
+    from wave_ls.runtime.tools.ripgrep import find_ripgrep
+
+    rg = find_ripgrep()
+    version = _version([rg, "--version"]) if rg else None
+    if version is None:
+        return Check("ripgrep", WARN, "not found: Grep searches in Python (4-8x slower)")
+    return Check("ripgrep", OK, f"{version.splitlines()[0]} ({rg})")
+
+
+def endpoint_check() -> Check:
+    from wave_ls.runtime.settings import RuntimeSettings
+
+    settings = RuntimeSettings.from_env()
+    details = [
+        f"OPENAI_BASE_URL: {settings.base_url or '(not set)'}",
+        f"WAVE_MODEL: {settings.model or '(not set)'}",
+        f"WAVE_FAST_MODEL: {settings.fast_model or '(not set)'}",
+        f"OPENAI_API_KEY: {'set (not shown)' if settings.api_key else '(not set)'}",
+        f"timeout {settings.model_timeout:g} s, {settings.model_retries} retries",
+        *settings.problems,
+    ]
+    problem = settings.problem()
+    if problem:
+        return Check("endpoint", FAIL, problem, details)
+    summary = f"{settings.model} at {settings.base_url or 'the OpenAI API'}"
+    return Check("endpoint", WARN if settings.problems else OK, summary, details)
+
+
+def settings_check(cwd: Path, home: Path) -> Check:
+    from wave_ls.runtime.project_settings import settings_files
+    from wave_ls.worktrees.sandboxing import load_sandbox_settings, project_folder
+    from wave_ls.worktrees.settings import load_worktree_settings
+
+    project = project_folder(cwd)
+    found = [str(path) for path in settings_files(project, home) if path.is_file()]
+    warnings = list(
+        dict.fromkeys(
+            [
+                *load_worktree_settings(project, home).warnings,
+                *load_sandbox_settings(cwd, home).warnings,
+            ]
+        )
+    )
+    summary = ", ".join(found) if found else "no settings files (defaults)"
+    if warnings:
+        return Check("settings", WARN, f"{len(warnings)} problem(s) in {summary}", warnings)
+    return Check("settings", OK, summary)
+
+
+def agents_check(cwd: Path) -> Check:
+    from wave_ls.agents import AgentRegistry
+
+    catalog = AgentRegistry().load(cwd)
+    names = ", ".join(catalog.names())
+    if catalog.problems:
+        return Check(
+            "agents",
+            FAIL,
+            f"{len(catalog.problems)} problem(s) in agent files; usable: {names}",
+            [str(problem) for problem in catalog.problems],
+        )
+    return Check("agents", OK, f"{len(catalog.agents)} subagents: {names}")
+
+
+def _version(argv: list[str]) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
