@@ -77,11 +77,16 @@ def test_session_writable_is_the_project_its_git_dirs_temp_and_allow_write(
     tmp_path: Path, project: Path
 ) -> None:
     home = tmp_path / "home"
-    settings_file(project, {"sandbox": {"enabled": True, "allowWrite": ["../shared"]}})
+    # The repository's own file turns the sandbox on, but cannot open writes outside it;
+    # the user's local file can.
+    settings_file(project, {"sandbox": {"enabled": True, "allowWrite": ["../elsewhere"]}})
+    settings_file(project, {"sandbox": {"allowWrite": ["../shared"]}}, "settings.local.json")
     settings = load_sandbox_settings(project / "src", home)  # from a subfolder too
     assert settings.enabled
+    assert any("outside the project" in w and "../elsewhere" in w for w in settings.warnings)
     trees = session_writable(project / "src", settings)
     assert trees[0] == project.resolve() and tmp_path.resolve() / "shared" in trees
+    assert tmp_path.resolve() / "elsewhere" not in trees
     assert Path("/tmp") in trees
 
 
@@ -108,7 +113,8 @@ async def test_sandboxed_session_over_lsp(
     shared, outside, home = project.parent / "shared", beyond_temp / "outside", beyond_temp / "h"
     for folder in (shared, outside, home):
         folder.mkdir()
-    settings_file(project, {"sandbox": {"enabled": True, "allowWrite": ["../shared"]}})
+    settings_file(project, {"sandbox": {"enabled": True}})
+    settings_file(project, {"sandbox": {"allowWrite": ["../shared"]}}, "settings.local.json")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "settings")
     commands = [

@@ -354,7 +354,8 @@ def _create(
     base_ref, base_notes = choose_base(manager, main, settings.base_ref)
     notes.extend(base_notes)
     try:
-        info = manager.create(parent, path, branch, base_ref)
+        with _repo_lock(main):
+            info = manager.create(parent, path, branch, base_ref)
     except WorktreeError as error:
         hint = ""
         if base_ref == "HEAD" and "unknown base ref" in str(error):
@@ -385,6 +386,18 @@ def _create(
     _record(project, wt)
     log.info("worktree %s created at %s (base %s)", name, wt.path, base_ref)
     return wt
+
+
+_repo_locks: dict[Path, threading.Lock] = {}
+_repo_locks_guard = threading.Lock()
+
+
+def _repo_lock(main: Path) -> threading.Lock:
+    """One worktree creation at a time per repository in this process: two concurrent
+    ``git worktree add`` on one repository sometimes fail reading each other's half-written
+    admin dir (``failed to read .git/worktrees/<x>/commondir``; 1 in 15 with plain git)."""
+    with _repo_locks_guard:
+        return _repo_locks.setdefault(main, threading.Lock())
 
 
 def _exclude(manager: WorktreeManager, main: Path, pattern: str | None = None) -> None:

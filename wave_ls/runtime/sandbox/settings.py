@@ -11,7 +11,10 @@ they say out.
 file are used (each once). ``~`` is the home folder; a relative path is relative to the
 project folder. An entry that would open the whole machine or the home folder itself
 (``/``, ``~``, or a folder above the home folder) is refused with a warning: it would make
-the sandbox meaningless. Wrong shapes give a warning and are ignored.
+the sandbox meaningless; so is an entry outside the project in the project's committed
+``.wave/settings.json`` (a repository must not open the user's files to commands that run
+without asking: only ``~/.wave/settings.json`` and ``.wave/settings.local.json`` can).
+Wrong shapes give a warning and are ignored.
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ def parse_sandbox_settings(
     settings = SandboxSettings()
     enabled: bool | None = None
     home_real = Path(os.path.realpath(home))
+    project_real = Path(os.path.realpath(project_dir))
+    # The one file a repository brings with it: it may not open writes outside itself.
+    committed = project_dir / ".wave" / "settings.json"
     for path, data in layers:
         section = data.get("sandbox")
         if section is None:
@@ -79,6 +85,13 @@ def parse_sandbox_settings(
                 )
                 continue
             target = _resolve(entry.strip(), project_dir, home)
+            if path == committed and not _inside(target, project_real):
+                settings.warnings.append(
+                    f"{path}: sandbox.allowWrite {entry!r} is outside the project; a "
+                    "repository's own settings cannot open it (put it in ~/.wave/settings.json "
+                    "or .wave/settings.local.json); ignored"
+                )
+                continue
             if target == home_real or target in home_real.parents:
                 settings.warnings.append(
                     f"{path}: sandbox.allowWrite {entry!r} would allow writing the whole home "
@@ -99,3 +112,7 @@ def _resolve(entry: str, project_dir: Path, home: Path) -> Path:
         if not path.is_absolute():
             path = project_dir / path
     return Path(os.path.realpath(path))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
