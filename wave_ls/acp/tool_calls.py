@@ -21,6 +21,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from wave_ls.runtime.core import expanded
 from wave_ls.runtime.permissions import permission_summary
 from wave_ls.subagents.activity import key_argument
 from wave_ls.subagents.record import DelegationRecord, delegation_title
@@ -122,7 +123,7 @@ def _file_path(args: dict[str, Any], cwd: Path) -> str | None:
     raw = args.get("file_path")
     if not isinstance(raw, str) or not raw:
         return None
-    return os.path.normpath(cwd / Path(raw).expanduser())
+    return os.path.normpath(cwd / expanded(raw))
 
 
 def _first_line(args: dict[str, Any]) -> int | None:

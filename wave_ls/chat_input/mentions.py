@@ -12,6 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from wave_ls.runtime.core import expanded
+
 # A name starts with a letter, then letters, digits, `_`, `-`, `:` (plugin agents are
 # `<plugin>:<name>`). In the bare CLI spelling the name cannot end in `:` or `-`, so
 # "ask @agent:reviewer: now" names `reviewer`. A bare mention must start the text or follow
@@ -155,7 +157,7 @@ def file_mention_reminder(
     budget = max_total_bytes
     blocks = []
     for written in paths:
-        target = Path(os.path.normpath(cwd / Path(written).expanduser()))
+        target = Path(os.path.normpath(cwd / expanded(written)))
         text = (supplied or {}).get(str(target))
         data = text.encode("utf-8") if text is not None else None
         block, used = _file_block(written, target, min(max_bytes, budget), data)

@@ -36,6 +36,7 @@ from wave_ls.runtime.core import (
     PermissionAsker,
     PermissionDecision,
     PermissionRequest,
+    expanded,
 )
 
 NEVER_REMEMBERED = frozenset({"ExitPlanMode"})
@@ -193,7 +194,7 @@ def _target(request: PermissionRequest) -> str | None:
     raw = request.arguments.get("file_path")
     if not isinstance(raw, str) or not raw:
         return None
-    path = Path(raw).expanduser()
+    path = expanded(raw)
     if not path.is_absolute():
         if request.cwd is None:
             return None

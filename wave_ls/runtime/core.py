@@ -380,8 +380,17 @@ class ToolContext:
         return candidate
 
     def _absolute(self, path: str) -> Path:
-        candidate = Path(path).expanduser()
+        candidate = expanded(path)
         return candidate if candidate.is_absolute() else (self.cwd / candidate)
+
+
+def expanded(path: str | Path) -> Path:
+    """``path`` with a leading ``~`` expanded; as written when it names a user this system
+    does not know (``~nobody/x`` is then an ordinary relative path, not an error)."""
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        return Path(path)
 
 
 @runtime_checkable

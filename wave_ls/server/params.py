@@ -49,7 +49,10 @@ def absolute_path(value: str, name: str, method: str) -> Path:
         )
     if "\0" in value:
         raise JsonRpcInvalidParams(f"{method}: '{name}' holds a NUL character")
-    path = Path(value).expanduser()
+    try:
+        path = Path(value).expanduser()
+    except RuntimeError as error:  # "~someone" for a user this system does not know
+        raise JsonRpcInvalidParams(f"{method}: '{name}' {value!r}: {error}") from error
     if not path.is_absolute():
         raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
     return path

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime.core import expanded
 from wave_ls.runtime.processes import OUTPUT_LIMIT, ProcessRun, run_process
 from wave_ls.worktrees.git_cli import git_env
 from wave_ls.worktrees.settings import HookCommand
@@ -67,7 +68,7 @@ def printed_directory(stdout: str, base: Path) -> Path | None:
     for candidate in dict.fromkeys([text, *lines[-1:]]):
         if not candidate:
             continue
-        path = Path(candidate).expanduser()
+        path = expanded(candidate)
         path = path if path.is_absolute() else base / path
         if path.is_dir():
             return path.resolve()
