@@ -36,6 +36,20 @@ from pygls.uris import from_fs_path
 from wave_ls.server.protocol import WaveProtocol
 
 PYTHON = sys.executable
+
+
+def ensure_bytecode() -> None:
+    """Compile wave_ls to ``__pycache__`` first, as an install does: with
+    ``PYTHONDONTWRITEBYTECODE`` set (it is on these machines) an editable install would
+    otherwise compile every module at every start, which no user's install does."""
+    import compileall
+
+    import wave_ls
+
+    compileall.compile_dir(Path(wave_ls.__file__).parent, quiet=1, workers=1)
+
+
+ensure_bytecode()
 HOST = "127.0.0.1"
 MODEL = "bench-model"
 API_KEY = "bench-key"
