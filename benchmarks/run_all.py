@@ -2,15 +2,18 @@
 
     .venv/bin/python benchmarks/run_all.py [--quick] [--only NAME] [--strict]
 
-Each benchmark prints its figures beside their targets (``OK`` / ``MISS``); this prints
-everything as it comes, then a summary: the time each took and every ``MISS`` line.
+Each benchmark prints one line per target, ending in ``OK`` or ``MISS`` (``common.figure``
+and ``common.check``), and exits 0 whether its targets are met or not. This prints
+everything as it comes, then a summary: the time each benchmark took (``CRASHED`` only when
+it did not run to its end), and one table of every target of every benchmark.
 ``--quick`` runs smaller sizes (a look in about a minute, not figures to quote).
-Exit code 1 when a benchmark failed to run (or, with ``--strict``, when a target was missed).
+Exit code 1 when a benchmark crashed (or, with ``--strict``, when a target was missed).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import subprocess
 import sys
 import time
@@ -18,6 +21,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+
+# A target's line: "label: value  (target <= t)  OK|MISS  [note]" (a check has no target).
+VERDICT = re.compile(r"^(?P<what>.+?)  (?P<verdict>OK|MISS)(?:  \[.*\])?$")
 
 # Smaller sizes for the benchmarks that take their own options rather than ``--quick``.
 QUICK_ARGS: dict[str, list[str]] = {
@@ -48,9 +54,9 @@ def arguments(script: Path, quick: bool) -> list[str]:
 
 
 def run(interpreter: str, script: Path, args: list[str]) -> tuple[int, float, list[str]]:
-    """Run one benchmark, echoing its output; (exit code, seconds, its MISS lines)."""
+    """Run one benchmark, echoing its output; (exit code, seconds, its target lines)."""
     started = time.perf_counter()
-    misses: list[str] = []
+    targets: list[str] = []
     with subprocess.Popen(
         [interpreter, str(script), *args],
         cwd=ROOT,
@@ -61,9 +67,25 @@ def run(interpreter: str, script: Path, args: list[str]) -> tuple[int, float, li
         assert process.stdout is not None
         for line in process.stdout:
             print(line, end="", flush=True)
-            if line.rstrip().endswith("MISS") or "  MISS  [" in line:
-                misses.append(line.strip())
-    return process.returncode, time.perf_counter() - started, misses
+            if ": " in line and VERDICT.match(line.strip()):
+                targets.append(line.strip())
+    return process.returncode, time.perf_counter() - started, targets
+
+
+def table(results: list[tuple[str, int, float, list[str]]]) -> int:
+    """Print every target line, MISS first; the number missed."""
+    rows = [
+        (match["verdict"], name, match["what"])
+        for name, _, _, lines in results
+        for line in lines
+        if (match := VERDICT.match(line))
+    ]
+    missed = sum(verdict == "MISS" for verdict, _, _ in rows)
+    print(f"\n######## every target: {len(rows) - missed} met, {missed} missed")
+    width = max((len(name) for _, name, _ in rows), default=0)
+    for verdict, name, what in sorted(rows, key=lambda row: row[0] == "OK"):
+        print(f"{verdict:<4}  {name:<{width}}  {what}")
+    return missed
 
 
 def main() -> int:
@@ -84,14 +106,12 @@ def main() -> int:
         results.append((script.name, code, seconds, misses))
 
     print("\n######## summary" + (" (--quick: smaller sizes)" if options.quick else ""))
-    for name, code, seconds, misses in results:
-        state = "ran" if code == 0 else f"FAILED (exit code {code})"
-        print(f"{name:<24} {seconds:6.1f} s  {state}  {len(misses)} missed")
-    all_misses = [(name, line) for name, _, _, misses in results for line in misses]
-    for name, line in all_misses:
-        print(f"  MISS in {name}: {line}")
-    failed = any(code != 0 for _, code, _, _ in results)
-    return 1 if failed or (options.strict and all_misses) else 0
+    for name, code, seconds, targets in results:
+        state = "ran" if code == 0 else f"CRASHED (exit code {code})"
+        print(f"{name:<24} {seconds:6.1f} s  {state}  {len(targets)} targets")
+    missed = table(results)
+    crashed = any(code != 0 for _, code, _, _ in results)
+    return 1 if crashed or (options.strict and missed) else 0
 
 
 if __name__ == "__main__":
