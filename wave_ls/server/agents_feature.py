@@ -60,8 +60,13 @@ def register(server: WaveServer) -> None:
         if query is None:
             return {"isIncomplete": False, "items": []}
 
-        def candidates() -> list[Candidate]:  # stats agent files, may list the workspace
-            return complete(query, ls.agents.load(cwd).agents, ls.workspace_files(cwd).files())
-
-        found = await asyncio.to_thread(candidates)
+        # Off the loop: the first request loads the agents and lists the files (together:
+        # git runs in its own process meanwhile); later ones only search.
+        catalog, files = await asyncio.gather(
+            asyncio.to_thread(ls.agents.load, cwd),
+            asyncio.to_thread(ls.workspace_files(cwd).files),
+        )
+        found = await asyncio.to_thread(complete, query, catalog.agents, files)
+        # Always incomplete: the server filters, each group is cut at 50 items, and in a
+        # tree past the file list's cap some files are found only when the query names them.
         return {"isIncomplete": True, "items": [completion_item(c) for c in found]}

@@ -126,11 +126,18 @@ class WaveServer(LanguageServer):
 
     @property
     def agents(self) -> AgentRegistry:
-        """The subagent definitions (every session and request shares one cache)."""
+        """The subagent definitions (every session and request shares one cache), kept
+        fresh by a background sweep and the client's file events: a request never stats
+        the agent files itself (``AgentRegistry.watch``)."""
         if self._agents is None:
             from wave_ls.agents import AgentRegistry
+            from wave_ls.chat_input.completion import agent_index
 
-            self._agents = AgentRegistry(self.home)
+            registry = AgentRegistry(self.home)
+            # What `@` completion needs of a changed catalog, made in the sweep's thread.
+            registry.on_change(lambda catalog: agent_index(catalog.agents))
+            registry.watch()
+            self._agents = registry
         return self._agents
 
     def workspace_files(self, cwd: Path) -> WorkspaceFiles:
