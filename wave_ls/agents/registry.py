@@ -444,12 +444,12 @@ class AgentRegistry:
         """What a sweep should read again in one directory (``RELIST``: list it again), or
         None when nothing changed. No lock: it only reads the cache."""
         cached = self._dirs.get(agent_dir)
-        if cached is None or cached.racy_dir:
-            return {RELIST}
-        if _dir_stamp(agent_dir.directory) != cached.dir_stamp:
+        if cached is None:
             return {RELIST}
         names = {name for name, entry in cached.files.items() if entry.racy}
         names.update(_restamped(agent_dir.directory, cached.files))
+        if cached.racy_dir or _dir_stamp(agent_dir.directory) != cached.dir_stamp:
+            names.add(RELIST)
         return names or None
 
     def _sweep_forever(self, interval: float) -> None:
