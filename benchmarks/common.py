@@ -36,6 +36,20 @@ from pygls.uris import from_fs_path
 from wave_ls.server.protocol import WaveProtocol
 
 PYTHON = sys.executable
+
+
+def ensure_bytecode() -> None:
+    """Compile wave_ls to ``__pycache__`` first, as an install does: with
+    ``PYTHONDONTWRITEBYTECODE`` set (it is on these machines) an editable install would
+    otherwise compile every module at every start, which no user's install does."""
+    import compileall
+
+    import wave_ls
+
+    compileall.compile_dir(Path(wave_ls.__file__).parent, quiet=1, workers=1)
+
+
+ensure_bytecode()
 HOST = "127.0.0.1"
 MODEL = "bench-model"
 API_KEY = "bench-key"
@@ -353,14 +367,16 @@ async def wave_server(
     root: Path | None = None,
     progress: bool = True,
     profile_to: Path | None = None,
+    command: Sequence[str] = ("-m", "wave_ls", "--stdio"),
 ) -> AsyncIterator[BenchClient]:
-    """A ``wave-ls --stdio`` subprocess, initialized; ``client.init_seconds`` is the time from
-    spawning it to the ``initialize`` result. With ``profile_to`` the server runs under
-    cProfile and writes its statistics there when it exits."""
+    """A ``wave-ls --stdio`` subprocess (or the Python ``command`` given), initialized;
+    ``client.init_seconds`` is the time from spawning it to the ``initialize`` result. With
+    ``profile_to`` the server runs under cProfile and writes its statistics there when it
+    exits."""
     client = BenchClient()
     profiler = ["-m", "cProfile", "-o", str(profile_to)] if profile_to else []
     started = time.perf_counter()
-    await client.start_io(PYTHON, *profiler, "-m", "wave_ls", "--stdio", env=env)
+    await client.start_io(PYTHON, *profiler, *command, env=env)
     assert client._server is not None
     drain = asyncio.create_task(_drain(client._server.stderr, client.stderr))
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -51,6 +52,25 @@ def test_run_answers_on_stdout_with_progress_on_stderr(
     assert "Read" in done.stderr and "src/app.py" in done.stderr
     assert "tokens" in done.stderr
     assert "return 41" in str(fake_model.chat_bodies()[1]["messages"])
+
+
+def test_run_leaves_a_complete_transcript_after_its_fast_exit(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # The process skips the interpreter's teardown once the turn has settled: everything
+    # the session wrote must already be on disk, and the session listed.
+    fake_model.set_script({"routes": [route("hello", reply("Hi there."))]})
+    done = wave_ls("run", "hello", "--cwd", str(project), env=server_env(home, fake_model.base_url))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Hi there.\n"
+    [transcript] = (home / ".wave" / "sessions").glob("*.jsonl")
+    records = [json.loads(line) for line in transcript.read_text().splitlines()]
+    assert records[0]["type"] == "session"
+    said = [r["message"] for r in records if r["type"] == "message"]
+    assert [m["role"] for m in said][-2:] == ["user", "assistant"]
+    assert said[-1]["content"] == "Hi there."
+    index = json.loads((home / ".wave" / "sessions" / "index.json").read_text())
+    assert transcript.stem in json.dumps(index)
 
 
 def test_run_with_an_agent_mention_reminds_the_model(

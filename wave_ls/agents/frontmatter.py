@@ -12,13 +12,14 @@ from __future__ import annotations
 import re
 import textwrap
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import strictyaml
+from typing import TYPE_CHECKING, Any, Literal
 
 from wave_ls.agents.definition import ProblemCode, Span
 from wave_ls.runtime.frontmatter import Frontmatter, FrontmatterError
 from wave_ls.runtime.frontmatter import split_frontmatter as split
+
+if TYPE_CHECKING:
+    import strictyaml
 
 # Keys and short values need little; a bigger frontmatter is a mistake (or an attack on the
 # YAML parser's time).
@@ -76,6 +77,8 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
             f"the frontmatter is {len(front.yaml_text):,} characters long; it may have at "
             f"most {MAX_FRONTMATTER_CHARS:,} (put long text in the body, after the '---')",
         )
+    import strictyaml  # ~20 ms to import: paid by the first file the parse cache lacks
+
     try:
         _check_depth(front.yaml_text)
         _check_characters(front.yaml_text)

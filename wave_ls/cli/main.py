@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
+import os
 import sys
+from typing import NoReturn
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -51,10 +54,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command:
         module_name = SUBCOMMANDS[args.command][0]
-        return int(importlib.import_module(module_name).run(args) or 0)
+        exit_settled(int(importlib.import_module(module_name).run(args) or 0))
     from wave_ls.server.app import serve
 
     return serve(tcp=args.tcp, host=args.host, port=args.port)
+
+
+def exit_settled(code: int) -> NoReturn:
+    """End the process once a subcommand has settled everything (its event loop has
+    finished, which closed its transcripts, worktrees and processes, and shut down the
+    loop's worker threads): flush, then skip the interpreter's teardown, which after the
+    openai SDK's import spends 150-300 ms on garbage collection that nobody waits for."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can reach it anyway
+            code = code or 1
+    os._exit(code)
 
 
 if __name__ == "__main__":

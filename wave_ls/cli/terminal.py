@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from wave_ls.runtime.core import (
     Event,
@@ -16,13 +15,25 @@ from wave_ls.runtime.core import (
     UsageUpdated,
 )
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
 
 class TerminalProgress:
     """An ``EventSink`` printing tool calls and token use to stderr as they happen."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True, highlight=False)
+        self._console = console
         self.total_tokens = 0
+
+    @property
+    def console(self) -> Console:
+        # rich costs ~20 ms to import; nothing is printed before the first model answer.
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(stderr=True, highlight=False)
+        return self._console
 
     def emit(self, event: Event) -> None:
         match event:

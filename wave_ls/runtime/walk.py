@@ -23,10 +23,12 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from wave_ls.runtime.git_dirs import common_dir_of
+
+if TYPE_CHECKING:
+    import pathspec
 
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", ".sl"})
 
@@ -96,6 +98,8 @@ class PatternSet:
     """
 
     def __init__(self, lines: Iterable[str]) -> None:
+        import pathspec  # ~10 ms to import: deferred past a one-shot run's first request
+
         spec = pathspec.GitIgnoreSpec.from_lines(list(lines))
         self._patterns = [
             p

@@ -10,7 +10,8 @@ what), ``SessionWorktrees`` (a session's EnterWorktree/ExitWorktree state) and
 ``list_wave_worktrees`` (``wave/worktrees/list``).
 """
 
-from wave_ls.worktrees.dulwich_backend import DulwichBackend
+from typing import TYPE_CHECKING, Any
+
 from wave_ls.worktrees.git_cli import GitCliBackend
 from wave_ls.worktrees.isolation import (
     IsolatedWorktree,
@@ -33,6 +34,19 @@ from wave_ls.worktrees.model import (
 )
 from wave_ls.worktrees.session_switch import SessionWorktrees
 from wave_ls.worktrees.settings import HookCommand, WorktreeSettings, load_worktree_settings
+
+if TYPE_CHECKING:
+    from wave_ls.worktrees.dulwich_backend import DulwichBackend
+
+
+def __getattr__(name: str) -> Any:
+    # dulwich costs ~25 ms to import; the runtime needs it only at its first worktree.
+    if name == "DulwichBackend":
+        from wave_ls.worktrees.dulwich_backend import DulwichBackend
+
+        return DulwichBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_EXCLUDE",

@@ -22,8 +22,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pathspec
-
 from wave_ls.runtime.walk import Entry, walk_entries
 from wave_ls.worktrees.git_cli import run_git
 from wave_ls.worktrees.model import DEFAULT_EXCLUDE
@@ -110,6 +108,8 @@ def copy_local_files(main_repo: Path, worktree: Path, *, use_git: bool = True) -
     report.warnings.extend(refused)
     if not patterns:
         return report
+    import pathspec  # only a worktree with a .worktreeinclude needs it
+
     spec = pathspec.GitIgnoreSpec.from_lines(patterns)
     try:
         candidates = list(ignored_files(main_repo, use_git=use_git))

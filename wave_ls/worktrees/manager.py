@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from wave_ls.worktrees.dulwich_backend import DulwichBackend
 from wave_ls.worktrees.git_cli import GitCliBackend
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
@@ -54,6 +53,9 @@ class WorktreeManager:
     ) -> None:
         if git_available is None:
             git_available = shutil.which("git") is not None
+        # dulwich costs ~25 ms to import: paid at the first worktree operation, not at start.
+        from wave_ls.worktrees.dulwich_backend import DulwichBackend
+
         self.dulwich = DulwichBackend()
         self.git: GitCliBackend | None = GitCliBackend() if git_available else None
         self.prefer: dict[Operation, BackendName] = {**PREFERRED, **(prefer or {})}

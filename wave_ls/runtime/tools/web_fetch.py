@@ -10,7 +10,6 @@ from urllib.parse import urlsplit
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
-from wave_ls.runtime.tools.html_text import html_to_text
 
 MAX_BYTES = 2 * 1024 * 1024
 TIMEOUT_S = 30.0
@@ -116,7 +115,11 @@ def page_text(page: Page) -> str:
     looks_html = kind in ("text/html", "application/xhtml+xml") or (
         not kind and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
     )
-    return html_to_text(text, page.url) if looks_html else text
+    if not looks_html:
+        return text
+    from wave_ls.runtime.tools.html_text import html_to_text  # html.parser: only when needed
+
+    return html_to_text(text, page.url)
 
 
 PARAMETERS: dict[str, Any] = {
