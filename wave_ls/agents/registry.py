@@ -56,7 +56,14 @@ SWEEP_SECONDS = 0.5
 # The pause after a sweep is this many times the CPU it took (2 % of a core: 5,000 files
 # take about 15 ms), but never more than MAX_SWEEP_PAUSE (a change shows within a second).
 SWEEP_DUTY = 50
-MAX_SWEEP_PAUSE = 0.9
+MAX_SWEEP_PAUSE = 0.7
+# Watched: the parse cache is written at most this often (and when watching stops). Encoding
+# 5,000 entries holds the GIL for ~60 ms in one C call, which no request could interrupt;
+# entries lost with the process are only parsed again.
+CACHE_SAVE_SECONDS = 30.0
+# Watched: a request waits this long for a sweep that holds the lock (renewing a catalog of
+# thousands of agents takes tens of milliseconds), then answers from the catalog it has.
+LOCK_PATIENCE_SECONDS = 0.003
 IDLE_NS = 600_000_000_000
 _NAME_KEY = re.compile(r"^name\s*:", re.MULTILINE)
 # An agent file is a prompt: a larger one is a mistake, and is not read at all.
@@ -121,6 +128,7 @@ class AgentRegistry:
         self._generation = 0
         self._disk = ParseCache(self.home)
         self._watcher: threading.Thread | None = None
+        self._cache_saved_at = -CACHE_SAVE_SECONDS
         self._stop = threading.Event()
         self._wake = threading.Event()
         self.parse_count = 0
@@ -169,6 +177,14 @@ class AgentRegistry:
             current = self._current(cwd, env)
             if current is not None:
                 return current
+            previous = self._catalogs.get(cwd)
+            if previous is not None:
+                if not self._lock.acquire(timeout=LOCK_PATIENCE_SECONDS):
+                    return previous  # a sweep is renewing it right now
+                try:
+                    return self._load(cwd, env, "quick")
+                finally:
+                    self._lock.release()
         with self._lock:
             if self._watcher is not None:  # the sweep saves the parse cache
                 return self._load(cwd, env, "quick")
@@ -227,6 +243,8 @@ class AgentRegistry:
             tuple(cached.generation for _, cached in scanned),
             used,
         )
+        if sweeping:  # what requests will need of it is made before they can see it
+            self._prepare(loaded.catalog)
         self._catalogs[cwd] = loaded
         return loaded
 
@@ -304,17 +322,15 @@ class AgentRegistry:
         parsed = (
             _failed(path, read_problem)
             if read_problem is not None
-            else self._parse_or_recall(agent_dir, path, data, st, racy)
+            else self._parse_or_recall(agent_dir, path, data, digest)
         )
         return _CachedFile(stamp, digest, racy, parsed)
 
     def _parse_or_recall(
-        self, agent_dir: AgentDir, path: Path, data: bytes, st: os.stat_result, racy: bool
+        self, agent_dir: AgentDir, path: Path, data: bytes, digest: bytes
     ) -> ParsedFile:
-        """The file parsed, or its outcome from the disk cache when it is settled there."""
-        if racy:  # its stamp may not tell it from a second change yet
-            return self._parse(agent_dir, path, data)
-        key = (str(path), st.st_size, st.st_mtime_ns, agent_dir.source, agent_dir.plugin or "")
+        """The file parsed, or its outcome from the disk cache for the same bytes."""
+        key = (str(path), digest.hex(), agent_dir.source, agent_dir.plugin or "")
         parsed = self._disk.get(key)
         if parsed is None:
             parsed = self._parse(agent_dir, path, data)
@@ -364,10 +380,11 @@ class AgentRegistry:
         watcher.join()
         with self._lock:
             self._watcher = None
+            self._disk.save()
 
     def on_change(self, listener: Callable[[AgentCatalog], object]) -> None:
-        """Call ``listener`` with each catalog a sweep brought up to date (in the sweep's
-        thread), to prepare what the next request will need of it."""
+        """Call ``listener`` with each catalog a sweep renews (in the sweep's thread, before
+        ``load`` hands it out), to prepare what the next request will need of it."""
         self._listeners.append(listener)
 
     def files_changed(self, paths: Iterable[Path | str]) -> None:
@@ -420,25 +437,24 @@ class AgentRegistry:
                 or any(agent_dir in changed or agent_dir in self._reported for agent_dir in dirs)
             ):
                 stale.append(cwd)
-        updated: list[AgentCatalog] = []
         if stale:
             with self._lock:
                 for agent_dir, names in changed.items():
                     self._reported.setdefault(agent_dir, set()).update(names)
                 for cwd in stale:
-                    before = self._catalogs.get(cwd)
-                    loaded = self._load(cwd, env, "quick", sweeping=True)
-                    if before is None or loaded.catalog is not before.catalog:
-                        updated.append(loaded.catalog)
-        with self._lock:
-            self._disk.save()
-        for catalog in updated:
-            for listener in self._listeners:
-                try:
-                    listener(catalog)
-                except Exception:
-                    log.exception("a listener of agent changes failed")
+                    self._load(cwd, env, "quick", sweeping=True)
+        if time.monotonic() - self._cache_saved_at >= CACHE_SAVE_SECONDS:
+            with self._lock:
+                if self._disk.save():
+                    self._cache_saved_at = time.monotonic()
         self.sweep_count += 1
+
+    def _prepare(self, catalog: AgentCatalog) -> None:
+        for listener in self._listeners:
+            try:
+                listener(catalog)
+            except Exception:
+                log.exception("a listener of agent changes failed")
 
     def _changed_names(self, agent_dir: AgentDir) -> set[str] | None:
         """What a sweep should read again in one directory (``RELIST``: list it again), or
