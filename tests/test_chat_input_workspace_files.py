@@ -123,7 +123,12 @@ def test_walk_stops_at_max_files(tmp_path: Path) -> None:
     for n in range(20):
         write(tmp_path, f"f{n:02}.txt")
     assert len(walk_files(tmp_path, max_files=5)) == 5
-    assert len(WorkspaceFiles(tmp_path, max_files=7).files()) == 7
+    workspace = WorkspaceFiles(tmp_path, max_files=7, max_listed=12)
+    files = workspace.files()
+    assert len(files) == 12 and workspace.capped  # the walk stops past max_listed
+    assert files.search_span == 7
+    roomy = WorkspaceFiles(tmp_path, max_files=20)
+    assert len(roomy.files()) == 20 and not roomy.capped
 
 
 def test_missing_folder_has_no_files(tmp_path: Path) -> None:

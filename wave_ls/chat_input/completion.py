@@ -8,12 +8,12 @@ list works too but is indexed on every call). The LSP adapter turns a `Candidate
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal, Protocol
 
-from wave_ls.chat_input.file_index import FileIndex
+from wave_ls.chat_input.file_index import FileIndex, find_lines, join_lines
 from wave_ls.chat_input.mentions import is_mentionable_name
 
 AGENT_PREFIX = "agent:"
@@ -83,63 +83,87 @@ def complete(
     return found
 
 
-@dataclass(frozen=True)
-class _AgentRow:
-    name: str
-    description: str
-    lower_name: str
-    lower_short_name: str  # the part after the last `:` of a plugin agent's name
-    lower_description: str
+class AgentIndex:
+    """The mentionable subagents sorted by name, their names, short names (after a
+    plugin's `:`) and descriptions lowercased and joined, for `str.find` scans in C."""
+
+    def __init__(self, agents: Sequence[AgentLike]) -> None:
+        rows = sorted(
+            ((agent.name.lower(), agent.name, agent.description) for agent in agents),
+            key=lambda row: (row[0], row[1]),
+        )
+        self.rows = [(name, text) for lower, name, text in rows if is_mentionable_name(name)]
+        lowered = [name.lower() for name, _ in self.rows]
+        self._names, self._name_starts = join_lines(lowered)
+        self._short, self._short_starts = join_lines(name.rsplit(":", 1)[-1] for name in lowered)
+        # A query never holds whitespace, so a description's line breaks cannot be matched.
+        self._texts, self._text_starts = join_lines(
+            text.lower().replace("\n", " ") for _, text in self.rows
+        )
+
+    def search(self, query: str, limit: int) -> list[tuple[int, int]]:
+        """Up to `limit` (rank, row) matches, best rank first, then by name: name prefix (a
+        plugin agent's own name counts), name substring, description substring."""
+        needle = query.lower()
+        if not needle:
+            return [(NAME_PREFIX, row) for row in range(min(limit, len(self.rows)))]
+        if "\n" in needle or limit <= 0:
+            return []
+        prefix = heapq.merge(
+            find_lines(self._names, self._name_starts, "\n" + needle),
+            find_lines(self._short, self._short_starts, "\n" + needle),
+        )
+        stages = (
+            (NAME_PREFIX, prefix),
+            (NAME_SUBSTRING, find_lines(self._names, self._name_starts, needle)),
+            (DESCRIPTION_MATCH, find_lines(self._texts, self._text_starts, needle)),
+        )
+        seen: dict[int, int] = {}
+        for rank, rows in stages:
+            for row in rows:
+                if row not in seen:
+                    seen[row] = rank
+                    if len(seen) >= limit:
+                        return list(_by_rank(seen))
+        return list(_by_rank(seen))
 
 
-@lru_cache(maxsize=8)
-def _agent_rows(pairs: tuple[tuple[str, str], ...]) -> tuple[_AgentRow, ...]:
-    """The agents lowercased once and sorted by name (cached: the registry rarely changes).
+def _by_rank(seen: dict[int, int]) -> list[tuple[int, int]]:
+    return [(rank, row) for row, rank in seen.items()]
 
-    Names `[@agent:<name>]` could not be read back are left out: offering them would mislead.
-    """
-    rows = [
-        _AgentRow(name, text, name.lower(), name.rsplit(":", 1)[-1].lower(), text.lower())
-        for name, text in pairs
-        if is_mentionable_name(name)
-    ]
-    rows.sort(key=lambda row: (row.lower_name, row.name))
-    return tuple(rows)
+
+_INDEXES: list[tuple[Sequence[AgentLike], AgentIndex]] = []  # newest first
+_KEPT_INDEXES = 4  # a few working folders (sessions in worktrees) at once
+
+
+def agent_index(agents: Sequence[AgentLike]) -> AgentIndex:
+    """The index of `agents`, kept while the same sequence object is passed in (the
+    registry hands out the same catalog while nothing changed). Thread-safe."""
+    for seen, index in list(_INDEXES):
+        if seen is agents:
+            return index
+    index = AgentIndex(agents)
+    _INDEXES.insert(0, (agents, index))
+    del _INDEXES[_KEPT_INDEXES:]
+    return index
 
 
 def _agent_candidates(query: str, agents: Sequence[AgentLike], limit: int) -> list[Candidate]:
-    needle = query.lower()
-    rows = _agent_rows(tuple((agent.name, agent.description) for agent in agents))
-    # Rows are sorted by name, so bucketing by rank keeps "ties by name" without a sort.
-    buckets: tuple[list[_AgentRow], ...] = ([], [], [])
-    for row in rows:
-        rank = _agent_rank(needle, row)
-        if rank is not None:
-            buckets[rank].append(row)
-    ranked = [(rank, row) for rank, bucket in enumerate(buckets) for row in bucket][:limit]
+    index = agent_index(agents)
     return [
         Candidate(
-            label=row.name,
+            label=name,
             kind="agent",
-            detail=row.description,
-            documentation=row.description,
-            insert_text=f"[@agent:{row.name}]",
+            detail=text,
+            documentation=text,
+            insert_text=f"[@agent:{name}]",
             sort_text=f"0-{rank}-{position:06d}",
-            filter_text=f"@agent:{row.name} {row.description}",
+            filter_text=f"@agent:{name} {text}",
         )
-        for position, (rank, row) in enumerate(ranked)
+        for position, (rank, (name, text)) in enumerate(
+            (rank, index.rows[row]) for rank, row in index.search(query, limit)
+        )
     ]
-
-
-def _agent_rank(needle: str, row: _AgentRow) -> int | None:
-    # A plugin agent `<plugin>:<name>` is a prefix match on its own name too.
-    if row.lower_name.startswith(needle) or row.lower_short_name.startswith(needle):
-        return NAME_PREFIX
-    if needle in row.lower_name:
-        return NAME_SUBSTRING
-    if needle in row.lower_description:
-        return DESCRIPTION_MATCH
-    return None
 
 
 def _file_candidates(query: str, files: Sequence[str], limit: int) -> list[Candidate]:

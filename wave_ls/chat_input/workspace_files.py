@@ -8,11 +8,14 @@ the folder, POSIX style, shallow ones first.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import itertools
 import logging
 import subprocess
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from wave_ls.chat_input.file_index import FileIndex
@@ -23,7 +26,19 @@ from wave_ls.runtime.walk import walk_files as runtime_walk_files
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL_SECONDS = 5.0
+# A refresh comes at most this often relative to how long a listing takes (a 100,000-file
+# repository listed in 0.4 s is refreshed every 8 s, not every 5), so refreshing costs at
+# most about 5 % of a core.
+TTL_PER_LISTING_SECOND = 20.0
+# The searchable span (every stage of `FileIndex.search`; the letters-in-order match only
+# in the first FUZZY_FILES: it costs about 1 ms per 10,000 names), and the most files listed
+# at all (past the span, a file is found when the query names it).
 DEFAULT_MAX_FILES = 100_000
+FUZZY_FILES = 50_000
+DEFAULT_MAX_LISTED = 500_000
+# A change the cheap checks see is listed before answering when a listing takes no longer
+# than this (small trees stay exact); a bigger tree answers from its old list meanwhile.
+SYNC_LISTING_SECONDS = 0.05
 _GIT_TIMEOUT_SECONDS = 20.0
 
 
@@ -31,10 +46,15 @@ class WorkspaceFiles:
     """The files under `root`, listed again only when the cached list may be stale.
 
     A change the cheap checks can see (`root`'s mtime: a file added or removed at the top;
-    git's index mtime: `git add`, checkout, commit) lists again at once. Other changes (a
-    new file deep in the tree) are caught by a refresh once the list is `ttl` seconds old,
-    done in a background thread while the old list keeps answering (unless `background` is
-    False). A warm `files()` costs two `stat` calls. Thread-safe.
+    git's index mtime: `git add`, checkout, commit) lists again: before answering when a
+    listing is quick (under `SYNC_LISTING_SECONDS`), else in a background thread while the
+    old list keeps answering. Other changes (a new file deep in the tree) are caught by a
+    background refresh once the list is `ttl` seconds old (longer for trees that take long
+    to list). A warm `files()` costs two `stat` calls. Without `background`, every listing
+    happens before answering. Thread-safe.
+
+    The first `max_files` files (shallow first) are searched by every stage of
+    `FileIndex.search`; up to `max_listed` are listed at all (`capped`).
     """
 
     def __init__(
@@ -43,33 +63,45 @@ class WorkspaceFiles:
         ttl: float = DEFAULT_TTL_SECONDS,
         max_files: int = DEFAULT_MAX_FILES,
         background: bool = True,
+        max_listed: int = DEFAULT_MAX_LISTED,
     ) -> None:
         self.root = root
         self.ttl = ttl
         self.max_files = max_files
+        self.max_listed = max(max_listed, max_files)
         self.background = background
         self._lock = threading.Lock()
         self._files = FileIndex(())
         self._stamp: tuple[int | None, int | None] | None = None
         self._listed_at = -1.0
+        self._listing_seconds = 0.0
+        self._digest = b""
         self._git_index: Path | None = None
         self._git_checked = False
         self._refresher: threading.Thread | None = None
+        self.listed = 0
+        """How many files the last listing found (a walk stops one past `max_listed`)."""
+
+    @property
+    def capped(self) -> bool:
+        """Whether the last listing held more than `max_files` files: the ones past it are
+        found only when the query names them, those past `max_listed` not at all."""
+        return self.listed > self.max_files
 
     def files(self) -> FileIndex:
-        """The current file list (listed now when a change is visible, see the class)."""
+        """The current file list (listed now when needed, see the class)."""
         with self._lock:
             if not self._git_checked:
                 self._git_index = _git_index_path(self.root)
                 self._git_checked = True
             stamp = self._current_stamp()
-            if self._stamp is None or stamp != self._stamp:
-                started = time.monotonic()
-                self._install(FileIndex(self._list()), stamp, started)
-            elif time.monotonic() - self._listed_at >= self.ttl:
+            changed = self._stamp is None or stamp != self._stamp
+            quick = not self.background or self._listing_seconds <= SYNC_LISTING_SECONDS
+            if self._listed_at < 0 or (changed and quick):
+                self._install(self._list(), stamp, time.monotonic())
+            elif changed or time.monotonic() - self._listed_at >= self._ttl():
                 if not self.background:
-                    started = time.monotonic()
-                    self._install(FileIndex(self._list()), stamp, started)
+                    self._install(self._list(), stamp, time.monotonic())
                 elif self._refresher is None or not self._refresher.is_alive():
                     self._refresher = threading.Thread(
                         target=self._refresh, name="wave-workspace-files", daemon=True
@@ -81,6 +113,7 @@ class WorkspaceFiles:
         """Forget the cached list; the next `files()` lists again before answering."""
         with self._lock:
             self._stamp = None
+            self._listed_at = -1.0
 
     def wait_for_refresh(self, timeout: float | None = None) -> None:
         """Wait until a background refresh, if one is running, has finished."""
@@ -93,40 +126,87 @@ class WorkspaceFiles:
         """Whether `root` is inside a git work tree (known after the first `files()`)."""
         return self._git_index is not None
 
+    def _ttl(self) -> float:
+        if self._listing_seconds <= SYNC_LISTING_SECONDS:
+            return self.ttl
+        return max(self.ttl, self._listing_seconds * TTL_PER_LISTING_SECOND)
+
     def _refresh(self) -> None:
         started = time.monotonic()
         stamp = self._current_stamp()
         try:
-            files = FileIndex(self._list())
+            listing = self._list()
         except Exception:
             log.exception("listing %s for @ completion failed", self.root)
             return
         with self._lock:
-            self._install(files, stamp, started)
+            self._install(listing, stamp, started)
 
     def _install(
-        self, files: FileIndex, stamp: tuple[int | None, int | None], started: float
+        self, listing: _Listing, stamp: tuple[int | None, int | None], started: float
     ) -> None:
         # A listing that started before the current one must not replace it.
-        if started >= self._listed_at:
-            self._files, self._stamp, self._listed_at = files, stamp, started
+        if started < self._listed_at:
+            return
+        self._stamp, self._listed_at = stamp, started
+        self._listing_seconds = listing.seconds
+        if listing.digest and listing.digest == self._digest:
+            return  # the same files: keep the index
+        self._digest, self.listed = listing.digest, listing.count
+        self._files = listing.index
 
-    def _list(self) -> list[str]:
-        listed = list_git_files(self.root) if self._git_index is not None else None
+    def _list(self) -> _Listing:
+        """List the files, and index them unless they are what the last listing found."""
+        started = time.monotonic()
+        listed, digest = None, b""
+        if self._git_index is not None:
+            output = git_ls_files(self.root)
+            if output is not None:
+                digest = hashlib.blake2b(output, digest_size=16).digest()
+                if digest == self._digest:
+                    return _Listing(self._files, self.listed, digest, time.monotonic() - started)
+                listed = parse_git_ls_files(output)
         if listed is None:
-            listed = walk_files(self.root, self.max_files)
-        if len(listed) > self.max_files:
+            listed = walk_files(self.root, self.max_listed + 1)
+        count = len(listed)
+        if count > self.max_listed:
             log.warning(
-                "%s has over %d files; @ completion lists the first", self.root, len(listed)
+                "%s has over %d files; @ completion lists the first", self.root, self.max_listed
             )
-        return sorted(listed, key=_shallow_first)[: self.max_files]
+        elif count > self.max_files:
+            log.info(
+                "%s has %d files; past the first %d, @ completion finds a file when the "
+                "query names it",
+                self.root,
+                count,
+                self.max_files,
+            )
+        listed.sort(key=_shallow_first)
+        del listed[self.max_listed :]
+        index = FileIndex(listed, search_span=self.max_files, fuzzy_span=FUZZY_FILES)
+        return _Listing(index, count, digest, time.monotonic() - started)
 
     def _current_stamp(self) -> tuple[int | None, int | None]:
         return _mtime(self.root), _mtime(self._git_index) if self._git_index else None
 
 
+@dataclass(frozen=True)
+class _Listing:
+    index: FileIndex
+    count: int  # files found, before `max_listed`
+    digest: bytes  # of git's output ("" for a walk)
+    seconds: float
+
+
 def list_git_files(root: Path) -> list[str] | None:
     """Tracked and untracked-not-ignored files under `root`, or None when git cannot say."""
+    output = git_ls_files(root)
+    return None if output is None else parse_git_ls_files(output)
+
+
+def git_ls_files(root: Path) -> bytes | None:
+    """The raw output of the `git ls-files` run that lists the files, or None when git
+    cannot say."""
     try:
         done = subprocess.run(
             ["git", "ls-files", "-t", "-c", "-o", "-d", "--exclude-standard", "-z"],
@@ -138,25 +218,28 @@ def list_git_files(root: Path) -> list[str] | None:
     except (OSError, subprocess.TimeoutExpired) as error:
         log.info("git ls-files failed in %s: %s", root, error)
         return None
-    if done.returncode != 0:
-        return None
-    present: dict[str, None] = {}
-    deleted: set[str] = set()
-    for record in done.stdout.split(b"\0"):
-        # `-t` prefixes a tag: H tracked, ? untracked, R deleted from disk, S skip-worktree
-        # (not checked out), M unmerged (present, listed once per stage).
-        if len(record) < 3 or record.endswith(b"/"):
-            continue  # a nested repository shows up as `dir/`
-        try:
-            path = record[2:].decode("utf-8")
-        except UnicodeDecodeError:
-            continue  # a name no client could send back
-        tag = record[:1]
-        if tag == b"R":
-            deleted.add(path)
-        elif tag not in (b"S", b"s"):
-            present.setdefault(path)
-    return [path for path in present if path not in deleted]
+    return done.stdout if done.returncode == 0 else None
+
+
+def parse_git_ls_files(output: bytes) -> list[str]:
+    """The present files in `git_ls_files` output, each once, in git's order."""
+    # `-t` prefixes a tag: H tracked, ? untracked, R deleted from disk, S skip-worktree
+    # (not checked out), M unmerged (present, listed once per stage). A nested repository
+    # shows up as `dir/`.
+    try:
+        records = output.decode("utf-8").split("\0")
+    except UnicodeDecodeError:  # rare: decode name by name, dropping what no client can send
+        records = []
+        for record in output.split(b"\0"):
+            with contextlib.suppress(UnicodeDecodeError):
+                records.append(record.decode("utf-8"))
+    present = dict.fromkeys(
+        record[2:]
+        for record in records
+        if len(record) > 2 and record[0] not in "RSs" and record[-1] != "/"
+    )
+    deleted = {record[2:] for record in records if record[:1] == "R"}
+    return [path for path in present if path not in deleted] if deleted else list(present)
 
 
 def walk_files(root: Path, max_files: int = DEFAULT_MAX_FILES) -> list[str]:

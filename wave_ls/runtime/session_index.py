@@ -226,7 +226,7 @@ def _save_index(folder: Path, index: dict[str, SessionSummary]) -> None:
         fd, temp = tempfile.mkstemp(dir=folder, prefix=".index-", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, ensure_ascii=False, separators=(",", ":"))
+                handle.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
             os.replace(temp, folder / INDEX_NAME)
         except BaseException:
             with contextlib.suppress(OSError):

@@ -126,20 +126,52 @@ class WaveServer(LanguageServer):
 
     @property
     def agents(self) -> AgentRegistry:
-        """The subagent definitions (every session and request shares one cache)."""
+        """The subagent definitions (every session and request shares one cache), kept
+        fresh by a background sweep and the client's file events: a request never stats
+        the agent files itself (``AgentRegistry.watch``)."""
         if self._agents is None:
             from wave_ls.agents import AgentRegistry
+            from wave_ls.chat_input.completion import agent_index
 
-            self._agents = AgentRegistry(self.home)
+            registry = AgentRegistry(self.home)
+            # What `@` completion needs of a changed catalog, made in the sweep's thread.
+            registry.on_change(lambda catalog: agent_index(catalog.agents))
+            registry.watch(tuning(SWEEP_ENV, SWEEP_SECONDS))
+            self._agents = registry
         return self._agents
 
     def workspace_files(self, cwd: Path) -> WorkspaceFiles:
         """The cached file list of a folder, for ``@`` completion."""
-        from wave_ls.chat_input.workspace_files import WorkspaceFiles
+        from wave_ls.chat_input.workspace_files import DEFAULT_MAX_FILES, WorkspaceFiles
 
         if cwd not in self.files:
-            self.files[cwd] = WorkspaceFiles(cwd)
+            span = int(tuning(MAX_FILES_ENV, DEFAULT_MAX_FILES, whole=True))
+            self.files[cwd] = WorkspaceFiles(cwd, max_files=span)
         return self.files[cwd]
+
+
+# Tuning knobs (docs/chat-input.md): how often agent files are swept when nobody reports a
+# change, and how many files (shallow first) every stage of `@` file search covers.
+SWEEP_ENV = "WAVE_AGENT_SWEEP_SECONDS"
+SWEEP_SECONDS = 0.5
+MAX_FILES_ENV = "WAVE_COMPLETION_MAX_FILES"
+
+
+def tuning(name: str, default: float, *, whole: bool = False) -> float:
+    """A positive number from the environment variable ``name``, else ``default`` (a bad
+    value is logged and ignored)."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = int(text) if whole else float(text)
+    except ValueError:
+        value = 0
+    if value > 0:
+        return value
+    kind = "a whole number" if whole else "a number"
+    log.warning("%s=%r is not %s above 0; using %s", name, text, kind, default)
+    return default
 
 
 def create_server() -> WaveServer:

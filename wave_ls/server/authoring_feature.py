@@ -67,6 +67,10 @@ def register(server: WaveServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     def watched_files(ls: WaveServer, params: types.DidChangeWatchedFilesParams) -> None:
+        # The registry reads the reported files at its next load (completion, the checks
+        # below) or sweep, whichever comes first: no waiting for a sweep to notice them.
+        paths = [path for change in params.changes if (path := to_fs_path(change.uri))]
+        ls.agents.files_changed(paths)
         if any(change.uri.endswith(".md") for change in params.changes):
             docs.recheck_all()
 
@@ -213,20 +217,21 @@ async def show_document(ls: WaveServer, uri: str) -> None:
 
 
 def watch_agent_files(ls: WaveServer) -> None:
-    """Ask the client to tell us about agent files changed outside the editor."""
+    """Ask the client to tell us about agent files changed outside the editor: the open
+    ones are checked again, and the subagent registry reads them at once (it also sweeps
+    the files itself, for clients that cannot watch)."""
     workspace = ls.client_capabilities.workspace
     watched = workspace.did_change_watched_files if workspace else None
     if not (watched and watched.dynamic_registration):
         return
     watchers = [types.FileSystemWatcher(glob_pattern="**/.wave/agents/*.md")]
     if watched.relative_pattern_support:
-        user = ls.home / ".wave" / "agents"
-        base = from_fs_path(str(user)) or user.as_uri()
-        watchers.append(
-            types.FileSystemWatcher(
-                glob_pattern=types.RelativePattern(base_uri=base, pattern="*.md")
-            )
-        )
+        wave = ls.home / ".wave"
+        base = from_fs_path(str(wave)) or wave.as_uri()
+        watchers += [
+            types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=base, pattern=p))
+            for p in ("agents/*.md", "plugins/*/agents/*.md")
+        ]
     registration = types.Registration(
         id="wave-agent-files",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,

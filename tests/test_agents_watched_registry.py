@@ -1,0 +1,86 @@
+"""A watched agent registry (what the servers run, MENTION-9): files the client reports are
+read at the next load without waiting for a sweep, a sweep prepares a renewed catalog
+before any load hands it out, and the parse cache reaches the disk when watching stops."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wave_ls.agents import AgentCatalog, AgentRegistry
+from wave_ls.agents.parse_cache import CACHE_FILE
+
+AGENT = "---\nname: {name}\ndescription: {description}\n---\nBody.\n"
+NEVER = 3600.0  # a sweep interval no test waits for: sweeps run only when a test calls them
+
+
+def write(folder: Path, name: str, description: str, *, mtime: float | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(AGENT.format(name=name, description=description), encoding="utf-8")
+    settled = path.stat().st_mtime - 3600 if mtime is None else mtime
+    os.utime(path, (settled, settled))
+    return path
+
+
+@pytest.fixture
+def registry(home: Path) -> Iterator[AgentRegistry]:
+    registry = AgentRegistry(home)
+    registry.watch(NEVER)
+    yield registry
+    registry.stop_watching()
+
+
+def description(catalog: AgentCatalog, name: str) -> str | None:
+    agent = catalog.get(name)
+    return agent.description if agent else None
+
+
+def test_a_reported_file_is_read_at_the_next_load(registry: AgentRegistry, project: Path) -> None:
+    path = write(project / ".wave" / "agents", "alpha", "First words")
+    assert description(registry.load(project), "alpha") == "First words"
+
+    # Same size, same mtime: no stamp tells the change, only the client's event does.
+    stamp = path.stat().st_mtime
+    write(path.parent, "alpha", "Other words", mtime=stamp)
+    assert description(registry.load(project), "alpha") == "First words"
+    registry.files_changed([path])
+    assert description(registry.load(project), "alpha") == "Other words"
+
+
+def test_a_sweep_prepares_a_renewed_catalog_before_load_hands_it_out(
+    registry: AgentRegistry, project: Path
+) -> None:
+    folder = project / ".wave" / "agents"
+    write(folder, "alpha", "First words")
+    registry.load(project)
+    prepared: list[AgentCatalog] = []
+    registry.on_change(prepared.append)
+
+    write(folder, "alpha", "Second thoughts, longer")
+    registry.sweep()
+    catalog = registry.load(project)
+    assert description(catalog, "alpha") == "Second thoughts, longer"
+    assert prepared and prepared[-1] is catalog
+
+
+def test_the_parse_cache_reaches_the_disk_when_watching_stops(
+    registry: AgentRegistry, home: Path, project: Path
+) -> None:
+    folder = project / ".wave" / "agents"
+    write(folder, "alpha", "First words")
+    registry.load(project)
+    registry.sweep()  # the first sweep writes the cache at once
+    cache = home / CACHE_FILE
+    assert "First words" in cache.read_text(encoding="utf-8")
+
+    write(folder, "beta", "Written later")
+    registry.sweep()  # within CACHE_SAVE_SECONDS of the last write: kept in memory
+    assert "Written later" not in cache.read_text(encoding="utf-8")
+    registry.stop_watching()
+    entries = json.loads(cache.read_text(encoding="utf-8"))["entries"]
+    assert any("Written later" in json.dumps(entry) for entry in entries)
