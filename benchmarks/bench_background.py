@@ -4,7 +4,8 @@ A real ``wave-ls --stdio`` process and a plain pygls client; the offline model i
 process answers every round after 200 ms. The main agent starts N subagents with
 ``run_in_background: true`` in one message; each makes one ``Glob`` call, then answers (two
 rounds). Wall time runs from the first task starting to the last task ending, as the client
-sees them in ``wave/session/update`` ``task`` updates; N = 20 is compared with N = 1.
+sees them in ``wave/session/update`` ``task`` updates; N = 20 is compared with N = 1, each batch
+in a new session.
 Batches of 1 and of 20 alternate (after a warm-up of each), five of each: the ratio compares
 the best of each (what the code costs when nothing else on the machine gets in the way; a
 loaded 2-core machine otherwise decides it), and the ratio of the medians is shown beside it.
@@ -97,10 +98,13 @@ def task_times(client: BenchClient) -> tuple[dict[str, float], dict[str, float],
 
 
 async def run_batch(
-    client: BenchClient, session_id: str, count: int
+    client: BenchClient, project: Path, count: int
 ) -> tuple[float, int, float, float]:
     """Wall seconds for ``count`` background runs, how many completed, peak RSS (MB), and
-    the server's CPU seconds meanwhile."""
+    the server's CPU seconds meanwhile. Each batch in a new session: every batch starts
+    from the same empty history (like with like)."""
+    session = await client.request("wave/session/new", {"cwd": str(project)})
+    session_id = session["sessionId"]
     client.clear()
     cpu = cpu_seconds(client.pid)
     text = f"background-bench-{count}: start them"
@@ -137,16 +141,14 @@ async def main(quick: bool) -> int:
         with FakeModelProcess(script((1, many))) as model:
             env = server_env(home, **model.env())
             async with wave_server(env, root=project) as client:
-                session = await client.request("wave/session/new", {"cwd": str(project)})
-                sid = session["sessionId"]
-                await run_batch(client, sid, 1)  # warm-up: the SDK, the first connections
+                await run_batch(client, project, 1)  # warm-up: the SDK, the first connections
                 idle = rss_mb(client.pid)
-                await run_batch(client, sid, many)
+                await run_batch(client, project, many)
                 ones: list[tuple[float, int, float, float]] = []
                 manys: list[tuple[float, int, float, float]] = []
                 for _ in range(repeats):
-                    ones.append(await run_batch(client, sid, 1))
-                    manys.append(await run_batch(client, sid, many))
+                    ones.append(await run_batch(client, project, 1))
+                    manys.append(await run_batch(client, project, many))
     done_one = min(run[1] for run in ones)
     done = min(run[1] for run in manys)
     check(f"all {many} background subagents completed", done == many, f"{done}/{many}, each batch")
