@@ -45,8 +45,10 @@ from common import (
     FakeModelProcess,
     cpu_seconds,
     figure,
+    git,
     heading,
     listen_overflows,
+    make_git_repo,
     model_script,
     note,
     parse_options,
@@ -63,19 +65,21 @@ from wave_ls.runtime.core import ModelRequest
 from wave_ls.runtime.model_client import OpenAIModelClient
 
 GAP_TARGET_MS = 20.0
+ISOLATION_TARGET_MS = 20.0
 PARALLEL_TARGET = 1.3
 SEND = "wave/chat/send"
 HELPER_SYSTEM = "bench helper"
 ROUND_DELAY = 0.2
 
 
-def agent_call(prompt: str) -> dict[str, Any]:
+def agent_call(prompt: str, **extra: Any) -> dict[str, Any]:
     return {
         "name": "Agent",
         "arguments": {
             "subagent_type": "bench-helper",
             "description": "find files",
             "prompt": prompt,
+            **extra,
         },
     }
 
@@ -88,6 +92,18 @@ def script() -> dict[str, Any]:
             "match": "delegate-bench",
             "steps": [
                 {"content": "", "tool_calls": [agent_call("helper-task: find the python files")]},
+                {"content": "The helper found them."},
+            ],
+        },
+        {
+            "match": "delegate-isolated-bench",
+            "steps": [
+                {
+                    "content": "",
+                    "tool_calls": [
+                        agent_call("helper-task: find the python files", isolation="worktree")
+                    ],
+                },
                 {"content": "The helper found them."},
             ],
         },
@@ -147,23 +163,118 @@ async def reply_seconds(model: FakeModelProcess, body: dict[str, Any], repeat: i
     return statistics.median(samples)
 
 
-async def gaps(
-    client: BenchClient, model: FakeModelProcess, project: Path
-) -> tuple[float, float, float, float]:
-    """(launch, return) gaps of one delegation, raw and net, in seconds."""
+async def raw_gaps(
+    client: BenchClient, model: FakeModelProcess, project: Path, text: str
+) -> tuple[float, float, list[dict[str, Any]], list[dict[str, Any]]]:
+    """(launch, return) gaps between the requests' arrivals of one delegation, in seconds,
+    and the main agent's and the subagent's recorded requests."""
     session_id = await new_session(client, project)
     model.reset()
-    await turn(client, session_id, "delegate-bench: find the python files")
+    await turn(client, session_id, text)
     records = model.records()
     main = [r for r in records if HELPER_SYSTEM not in system_of(r["body"])]
     sub = [r for r in records if HELPER_SYSTEM in system_of(r["body"])]
     if len(main) != 2 or len(sub) != 2:
         raise RuntimeError(f"unexpected requests: {len(main)} main, {len(sub)} subagent")
-    launch_raw = sub[0]["time"] - main[0]["time"]
-    return_raw = main[1]["time"] - sub[-1]["time"]
+    return sub[0]["time"] - main[0]["time"], main[1]["time"] - sub[-1]["time"], main, sub
+
+
+async def gaps(
+    client: BenchClient, model: FakeModelProcess, project: Path
+) -> tuple[float, float, float, float]:
+    """(launch, return) gaps of one delegation, raw and net, in seconds."""
+    text = "delegate-bench: find the python files"
+    launch_raw, return_raw, main, sub = await raw_gaps(client, model, project, text)
     launch_reply = await reply_seconds(model, main[0]["body"])
     return_reply = await reply_seconds(model, sub[-1]["body"])
     return launch_raw, launch_raw - launch_reply, return_raw, return_raw - return_reply
+
+
+async def isolation_added(
+    client: BenchClient, model: FakeModelProcess, repo: Path, repeats: int
+) -> tuple[float, float, float, float]:
+    """What ``isolation: "worktree"`` adds to launch and return, in seconds: the medians of
+    ``repeats`` isolated delegations minus those of as many plain ones in the same small
+    repository, interleaved (the model's reply time is the same on both sides and cancels
+    out). Also the plain medians themselves."""
+    plain: list[tuple[float, float]] = []
+    isolated: list[tuple[float, float]] = []
+    for _ in range(repeats):
+        for text, samples in (
+            ("delegate-bench: find the python files", plain),
+            ("delegate-isolated-bench: find the python files", isolated),
+        ):
+            launch, back, main, _sub = await raw_gaps(client, model, repo, text)
+            samples.append((launch, back))
+        if "Worktree removed: no changes" not in str(main[1]["body"]["messages"]):
+            raise RuntimeError("the isolated subagent's worktree was not reported removed")
+    left = list((repo / ".wave" / "worktrees").glob("agent-*"))
+    if left:
+        raise RuntimeError(f"unchanged worktrees were left behind: {left}")
+    iso_launch = statistics.median(s[0] for s in isolated)
+    plain_launch = statistics.median(s[0] for s in plain)
+    iso_back = statistics.median(s[1] for s in isolated)
+    plain_back = statistics.median(s[1] for s in plain)
+    return iso_launch - plain_launch, iso_back - plain_back, plain_launch, plain_back
+
+
+def isolation_phases(repo: Path, home: Path, repeats: int) -> dict[str, list[float]]:
+    """The phases of an isolated run's worktree, in-process, as the runner calls them:
+    create (``create_worktree_sync``), sandbox (``confine_isolated_worktree``) and end
+    (``finish_worktree_sync``) of an unchanged worktree; also plain ``git worktree add`` and
+    ``git worktree remove`` + ``git branch -D`` beside them. Seconds per sample."""
+    from wave_ls.worktrees.isolation import (
+        confine_isolated_worktree,
+        create_worktree_sync,
+        default_manager,
+        finish_worktree_sync,
+    )
+    from wave_ls.worktrees.names import agent_name
+
+    manager = default_manager()
+    samples: dict[str, list[float]] = {}
+
+    def add(name: str, seconds: float) -> None:
+        samples.setdefault(name, []).append(seconds)
+
+    for index in range(repeats + 1):
+        started = time.perf_counter()
+        wt = create_worktree_sync(
+            repo,
+            name=None,
+            generate=agent_name,
+            home=home,
+            owner="bench",
+            session_id="bench",
+            manager=manager,
+        )
+        made = time.perf_counter()
+        box = confine_isolated_worktree(wt)
+        confined = time.perf_counter()
+        ended = finish_worktree_sync(wt, manager)
+        finished = time.perf_counter()
+        box.close()
+        if ended.kept:
+            raise RuntimeError(f"an unchanged worktree was kept: {ended.summary}")
+        path, branch = repo / ".wave" / "worktrees" / f"plain-{index}", f"plain-{index}"
+        plain_started = time.perf_counter()
+        git(repo, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
+        plain_made = time.perf_counter()
+        git(repo, "worktree", "remove", str(path))
+        git(repo, "branch", "-D", branch)
+        plain_removed = time.perf_counter()
+        if index == 0:
+            continue  # warm-up: imports, the first dulwich and git reads
+        add("launch: set-up in all", made - started)
+        for phase, seconds in wt.timings.items():
+            add(f"  {phase} (set-up)", seconds)
+        add("launch: sandbox for its commands", confined - made)
+        add("return: end of an unchanged worktree in all", finished - confined)
+        for phase, seconds in ended.timings.items():
+            add(f"  {phase} (end)", seconds)
+        add("plain git worktree add", plain_made - plain_started)
+        add("plain git worktree remove + branch -D", plain_removed - plain_made)
+    return samples
 
 
 class ParallelRun:
@@ -275,6 +386,15 @@ async def main() -> int:
             f"You are the {HELPER_SYSTEM}. Find what you are asked for and report it.",
             "Glob, Grep, Read",
         )
+        repo = Path(tmp) / "repo"
+        make_git_repo(repo, 10)
+        write_agent(
+            repo / ".wave" / "agents",
+            "bench-helper",
+            "Finds files for benchmarks.",
+            f"You are the {HELPER_SYSTEM}. Find what you are asked for and report it.",
+            "Glob, Grep, Read",
+        )
         async with wave_server(server_env(home, **model.env()), root=project) as client:
             heading("delegation overhead, no isolation, zero-latency model")
             await gaps(client, model, project)  # warm-up: the first round loads the SDK
@@ -296,6 +416,33 @@ async def main() -> int:
                 GAP_TARGET_MS,
             )
             note(f"median of {repeats}; {back_raw:.1f} ms between the two requests' arrivals")
+
+            heading('what isolation: "worktree" adds, small git repository (10 files)')
+            await isolation_added(client, model, repo, 1)  # warm-up: imports, first reads
+            iso_repeats = 4 if options.quick else 15
+            added_launch, added_back, plain_launch, plain_back = await isolation_added(
+                client, model, repo, iso_repeats
+            )
+            figure(
+                "worktree isolation adds to the launch",
+                added_launch * 1000,
+                "ms",
+                ISOLATION_TARGET_MS,
+            )
+            note(
+                f"medians of {iso_repeats} isolated and {iso_repeats} plain delegations, "
+                f"interleaved; plain: {plain_launch * 1000:.1f} ms between the requests"
+            )
+            figure(
+                "worktree isolation adds to the return",
+                added_back * 1000,
+                "ms",
+                ISOLATION_TARGET_MS,
+            )
+            note(f"plain: {plain_back * 1000:.1f} ms between the requests")
+            heading("the worktree's phases in-process, medians (no target each)")
+            for label, samples in isolation_phases(repo, home, iso_repeats).items():
+                figure(label, statistics.median(samples) * 1000, "ms")
 
             heading(
                 f"parallel subagents, {ROUND_DELAY * 1000:.0f} ms per model round, 2 rounds each"

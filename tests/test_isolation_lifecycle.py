@@ -29,7 +29,7 @@ from wave_ls.worktrees import (
     finish_isolated_worktree,
     list_wave_worktrees,
 )
-from wave_ls.worktrees.registry_file import REGISTRY_DIR, read_record
+from wave_ls.worktrees.registry_file import REGISTRY_DIR, read_record, read_records
 
 
 def write_settings(repo: Path, data: dict[str, object], name: str = "settings.json") -> None:
@@ -224,6 +224,49 @@ async def test_new_worktree_gets_local_settings_and_worktreeinclude_files(
     outcome = await finish_isolated_worktree(wt, manager=manager)
     assert not outcome.kept and not wt.path.exists()
     assert git(repo, "status", "--porcelain") == "?? .worktreeinclude\n?? notes.md\n"
+
+
+async def test_without_worktreeinclude_nothing_but_local_settings_is_copied(
+    repo: Path, manager: WorktreeManager, home: Path
+):
+    # WT-3: ignored files stay behind when there is no .worktreeinclude (and no listing runs)
+    (repo / ".env").write_text("TOKEN=1\n")
+    (repo / "build").mkdir()
+    (repo / "build" / "out.bin").write_text("artifact\n")
+    wt = await create(repo, manager, home)
+    assert wt.copied == []
+    assert not (wt.path / ".env").exists() and not (wt.path / "build").exists()
+    assert set(wt.timings) >= {"prepare", "base", "create", "include", "registry"}
+    outcome = await finish_isolated_worktree(wt, manager=manager)
+    assert not outcome.kept
+    assert set(outcome.timings) >= {"status", "remove", "registry"}
+
+
+async def test_record_written_in_the_background_is_complete_for_readers_and_the_end(
+    repo: Path, manager: WorktreeManager, home: Path
+):
+    # The registry write is off the launch's path, yet every reader sees it, and it is on
+    # disk when the run ends (a kept worktree's record outlives the process).
+    wt = await create(repo, manager, home, owner="subagent sub-1 of session s")
+    listed = list_wave_worktrees(repo, manager=manager)
+    assert [(e["name"], e["owner"], e["baseCommit"]) for e in listed] == [
+        (wt.name, "subagent sub-1 of session s", wt.base_commit)
+    ]
+    (wt.path / "new.py").write_text("n = 1\n")
+    outcome = await finish_isolated_worktree(wt, manager=manager)
+    assert outcome.kept
+    saved = json.loads((repo / REGISTRY_DIR / f"{wt.name}.json").read_text())
+    assert (saved["name"], saved["owner"]) == (wt.name, "subagent sub-1 of session s")
+
+
+async def test_many_records_written_in_the_background_all_land(repo: Path, home: Path):
+    # Parallel launches: every record is written, none lost or half-written.
+    made = await asyncio.gather(*(create(repo, WorktreeManager(), home) for _ in range(6)))
+    names = {record.name for record in read_records(repo)}
+    assert names == {wt.name for wt in made}
+    for wt in made:
+        assert (await finish_isolated_worktree(wt)).kept is False
+    assert read_records(repo) == []
 
 
 # ---------------------------------------------------------------------- finish

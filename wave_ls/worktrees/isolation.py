@@ -52,6 +52,7 @@ from wave_ls.worktrees.sandboxing import (
     reattach_head,
 )
 from wave_ls.worktrees.settings import BaseRef, load_worktree_settings
+from wave_ls.worktrees.timing import PhaseClock
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,8 @@ class IsolatedWorktree:
     # Set while a sandboxed agent runs in it: HEAD detached, the branch moved at the end
     # (``worktrees/sandboxing.py``).
     detached: DetachedHead | None = None
+    # Seconds per phase of its creation: prepare, hooks, base, create, include, registry.
+    timings: dict[str, float] = field(default_factory=dict)
 
     @property
     def cwd(self) -> Path:
@@ -128,6 +131,8 @@ class WorktreeOutcome:
     commits: int | None
     summary: str
     notes: list[str] = field(default_factory=list)
+    # Seconds per phase of the end: reattach, status, remove, registry.
+    timings: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -292,11 +297,14 @@ def create_worktree_sync(
 
     The worktree is in use by ``owner`` (``in_use``) until it is finished or exited.
     """
+    clock = PhaseClock()
     try:
-        wt = _create(parent_cwd, name, generate, home, owner, session_id, manager)
+        wt = _create(parent_cwd, name, generate, home, owner, session_id, manager, clock)
     except WorktreeError as error:
         raise IsolationError(f"Could not create the worktree: {error}") from error
     in_use.hold(wt.path, wt.owner)
+    wt.timings = clock.phases
+    log.debug("worktree %s set up: %s", wt.name, clock.text())
     return wt
 
 
@@ -308,6 +316,7 @@ def _create(
     owner: str,
     session_id: str,
     manager: WorktreeManager,
+    clock: PhaseClock,
 ) -> IsolatedWorktree:
     parent = Path(parent_cwd).expanduser()
     if not parent.is_dir():
@@ -329,6 +338,7 @@ def _create(
         _exclude(manager, main)  # before anything appears under .wave/worktrees/
 
     reused = _reusable(manager, main, project, parent, name, path, made)
+    clock.lap("prepare")
     if reused is not None:
         return reused
 
@@ -343,6 +353,7 @@ def _create(
             base_ref=settings.base_ref,
             session_id=session_id,
         )
+        clock.lap("hooks")
         if hooked.path is not None:
             notes.extend(hooked.failures)
             return _hook_worktree(manager, project, parent, name, hooked.path, notes, made)
@@ -353,9 +364,11 @@ def _create(
 
     base_ref, base_notes = choose_base(manager, main, settings.base_ref)
     notes.extend(base_notes)
+    clock.lap("base")
     try:
         with _repo_lock(main):
             info = manager.create(parent, path, branch, base_ref)
+            clock.lap("create")
     except WorktreeError as error:
         hint = ""
         if base_ref == "HEAD" and "unknown base ref" in str(error):
@@ -383,7 +396,9 @@ def _create(
             _exclude(manager, main, LOCAL_SETTINGS)
         wt.copied = report.copied
         wt.notes.extend(report.warnings)
-    _record(project, wt)
+    clock.lap("include")
+    _record(project, wt, soon=True)  # bookkeeping: off the launch's path
+    clock.lap("registry")
     log.info("worktree %s created at %s (base %s)", name, wt.path, base_ref)
     return wt
 
@@ -596,8 +611,9 @@ def fetch_default_branch(manager: WorktreeManager, main: Path, branch: str) -> s
     return note
 
 
-def _record(project: Path, wt: IsolatedWorktree) -> None:
-    registry_file.write_record(
+def _record(project: Path, wt: IsolatedWorktree, *, soon: bool = False) -> None:
+    write = registry_file.write_record_soon if soon else registry_file.write_record
+    write(
         project,
         registry_file.WorktreeRecord(
             name=wt.name,
@@ -631,17 +647,29 @@ def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
 
 def finish_worktree_sync(wt: IsolatedWorktree, manager: WorktreeManager) -> WorktreeOutcome:
     """The blocking body of ``finish_isolated_worktree``."""
+    clock = PhaseClock()
+    outcome = _finish(wt, manager, clock)
+    outcome.timings = clock.phases
+    log.debug("worktree %s ended: %s", wt.name, clock.text())
+    return outcome
+
+
+def _finish(wt: IsolatedWorktree, manager: WorktreeManager, clock: PhaseClock) -> WorktreeOutcome:
     in_use.release(wt.path, wt.owner)
+    # The record was written in the background: on disk when the run ends, kept or not.
+    registry_file.settle(registry_file.record_path(wt.main_repo, wt.name))
     try:
         _reattach(wt)  # before counting: the branch must hold the run's commits
+        clock.lap("reattach")
         changes = worktree_changes(wt, manager)
+        clock.lap("status")
         if not wt.is_new:
             return kept_outcome(wt, changes, reused=True)
         if changes.has_changes:
             return kept_outcome(wt, changes)
         if wt.hook_created:
             return _remove_by_hook(wt, changes)
-        return _remove_by_git(wt, manager, changes, force=False)
+        return _remove_by_git(wt, manager, changes, force=False, clock=clock)
     except Exception as error:  # WT-7: the run's result never depends on cleanup
         log.exception("finishing worktree %s failed", wt.path)
         return _cleanup_failed(wt, error, None)
@@ -667,6 +695,7 @@ def exit_worktree_sync(
     """The blocking body of ``exit_session_worktree``."""
     if action not in ("keep", "remove"):
         raise IsolationError(f'action must be "keep" or "remove", got {action!r}')
+    registry_file.settle(registry_file.record_path(wt.main_repo, wt.name))
     changes = worktree_changes(wt, manager)
     if action == "keep":
         in_use.release(wt.path, wt.owner)
@@ -708,15 +737,23 @@ def deletable_branch(wt: IsolatedWorktree) -> str | None:
 
 
 def _remove_by_git(
-    wt: IsolatedWorktree, manager: WorktreeManager, changes: Changes, *, force: bool
+    wt: IsolatedWorktree,
+    manager: WorktreeManager,
+    changes: Changes,
+    *,
+    force: bool,
+    clock: PhaseClock | None = None,
 ) -> WorktreeOutcome:
+    clock = clock or PhaseClock()
     branch = deletable_branch(wt)
     try:
         manager.remove(wt.main_repo, wt.path, branch, force=force)
     except Exception as error:
         log.warning("cannot remove worktree %s: %s", wt.path, error)
         return _cleanup_failed(wt, error, changes)
+    clock.lap("remove")
     registry_file.delete_record(wt.main_repo, wt.name)
+    clock.lap("registry")
     deleted = f"branch {branch} deleted" if branch else f"branch {wt.branch or '(none)'} kept"
     what = "changes discarded" if changes.has_changes else "no changes"
     files, commits = _counts(changes)

@@ -4,7 +4,10 @@
 or the project folder when a hook made the worktree outside git). One file per worktree, so
 parallel subagents and several server processes never write the same file; each write is
 atomic (temp file, fsync, rename), so a crash leaves the old record or the new one, never
-half of one. The folder lies under ``.wave/worktrees/``, which ``info/exclude`` hides from
+half of one. A new worktree's record is written by a background thread
+(``write_record_soon``), off the path of the agent's launch; every reader and ``delete_record``
+here first waits for the pending writes, so nobody ever sees a record missing that was
+asked for. The folder lies under ``.wave/worktrees/``, which ``info/exclude`` hides from
 ``git status``; a name never starts with ``.``, so it cannot collide with a worktree.
 """
 
@@ -14,6 +17,8 @@ import json
 import logging
 import os
 import tempfile
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -96,6 +101,43 @@ def write_record(project: Path, record: WorktreeRecord) -> None:
         log.warning("cannot record worktree %s in %s: %s", record.name, target, error)
 
 
+_pending_lock = threading.Lock()
+_pending: dict[Path, Future[None]] = {}
+_writer: ThreadPoolExecutor | None = None
+
+
+def write_record_soon(project: Path, record: WorktreeRecord) -> None:
+    """``write_record`` in a background thread (one for all, so writes keep their order).
+
+    The interpreter waits for it at exit; ``settle`` waits for it sooner.
+    """
+    global _writer
+    target = record_path(project, record.name)
+    with _pending_lock:
+        if _writer is None:
+            _writer = ThreadPoolExecutor(1, thread_name_prefix="wave-worktree-registry")
+        future = _writer.submit(write_record, project, record)
+        _pending[target] = future
+    future.add_done_callback(lambda done: _forget(target, done))
+
+
+def _forget(target: Path, done: Future[None]) -> None:
+    with _pending_lock:
+        if _pending.get(target) is done:
+            del _pending[target]
+
+
+def settle(target: Path | None = None) -> None:
+    """Wait until the pending record writes (only that of ``target`` when given) are done."""
+    with _pending_lock:
+        if target is None:
+            waiting = list(_pending.values())
+        else:
+            waiting = [future for path, future in _pending.items() if path == target]
+    for future in waiting:
+        future.exception()  # waits; write_record logs its own failures
+
+
 def _fsync_dir(directory: Path) -> None:
     with suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
@@ -107,7 +149,9 @@ def _fsync_dir(directory: Path) -> None:
 
 def read_record(project: Path, name: str) -> WorktreeRecord | None:
     """The record of ``name``, or None when absent or unreadable (logged)."""
-    return _read(record_path(project, name))
+    path = record_path(project, name)
+    settle(path)
+    return _read(path)
 
 
 def _read(path: Path) -> WorktreeRecord | None:
@@ -123,6 +167,7 @@ def _read(path: Path) -> WorktreeRecord | None:
 
 def read_records(project: Path) -> list[WorktreeRecord]:
     """Every readable record of ``project``, sorted by name."""
+    settle()
     folder = project / REGISTRY_DIR
     if not folder.is_dir():
         return []
@@ -131,5 +176,8 @@ def read_records(project: Path) -> list[WorktreeRecord]:
 
 
 def delete_record(project: Path, name: str) -> None:
+    """Delete the record of ``name`` (after its pending write, which would bring it back)."""
+    path = record_path(project, name)
+    settle(path)
     with suppress(OSError):
-        record_path(project, name).unlink()
+        path.unlink()
