@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from wave_ls.runtime.processes import popen_confined
 from wave_ls.runtime.sandbox import available, confinement
 from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
 from wave_ls.runtime.sandbox.landlock import abi_version
@@ -71,3 +72,33 @@ def test_none_says_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     box = confinement([tmp_path])
     assert not box.confined and "WITHOUT a sandbox" in box.note
     assert box.argv(["true"]) == ["true"] and box.preexec is None
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_commands_started_together_are_confined_and_the_caller_is_not(
+    mechanism: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # popen_confined: with Landlock the starts come from a thread that confines itself, so
+    # Python can vfork; the thread's confinement must reach the commands and stop there.
+    monkeypatch.setenv("WAVE_SANDBOX", mechanism)
+    inside, outside = tmp_path / "inside", tmp_path / "outside"
+    inside.mkdir()
+    outside.mkdir()
+    box = confinement([inside])
+    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    try:
+        processes = popen_confined(
+            [
+                (["sh", "-c", f"echo a > {inside}/a.txt && echo wrote-inside"], options),
+                (["sh", "-c", f"echo b > {outside}/b.txt || echo denied-outside"], options),
+            ],
+            box,
+        )
+        outputs = [process.communicate(timeout=30)[0].strip() for process in processes]
+    finally:
+        box.close()
+    assert outputs == ["wrote-inside", "denied-outside"]
+    assert (inside / "a.txt").read_text() == "a\n"
+    assert not (outside / "b.txt").exists()
+    (outside / "c.txt").write_text("the server still writes\n")  # this thread: unconfined
+    assert (outside / "c.txt").read_text() == "the server still writes\n"

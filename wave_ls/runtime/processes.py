@@ -139,6 +139,42 @@ def confined(
     return sandbox.argv(argv), options
 
 
+def popen_confined(
+    starts: Sequence[tuple[list[str], dict[str, Any]]], sandbox: Confinement
+) -> list[subprocess.Popen[Any]]:
+    """``subprocess.Popen(argv, **options)`` for each of ``starts``, inside ``sandbox``.
+
+    With Landlock they start from a new thread that confines itself first (the children
+    inherit its domain), so Python can use vfork: ``preexec_fn`` would make it fork the
+    whole server, which costs ~9 ms per start at its size. The thread ends with the starts.
+    """
+    if sandbox.restrict_thread is None:
+        wrapped = [confined(argv, sandbox, options) for argv, options in starts]
+        return [subprocess.Popen(argv, **options) for argv, options in wrapped]
+    restrict = sandbox.restrict_thread
+    started: list[subprocess.Popen[Any]] = []
+    failure: list[BaseException] = []
+
+    def start_all() -> None:
+        try:
+            restrict()
+            for argv, options in starts:
+                options = {**options, "env": {**(options.get("env") or os.environ), **sandbox.env}}
+                started.append(subprocess.Popen(sandbox.argv(argv), **options))
+        except BaseException as error:  # raised again in the caller's thread
+            failure.append(error)
+
+    thread = threading.Thread(target=start_all, name="wave-confined-start", daemon=True)
+    thread.start()
+    thread.join()
+    if failure:
+        for process in started:
+            process.kill()
+            process.wait()
+        raise failure[0]
+    return started
+
+
 def popen_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
     """``subprocess.Popen`` in a new process group the reaper watches."""
     process = subprocess.Popen(argv, start_new_session=True, **options)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime import git_dirs
-from wave_ls.runtime.processes import confined
+from wave_ls.runtime.processes import popen_confined
 from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.model import (
@@ -88,10 +88,11 @@ def run_git_together(
         "errors": "surrogateescape",
     }
     starts = [(["git", *args], options) for args in commands]
-    if sandbox is not None:
-        starts = [confined(argv, sandbox, options) for argv, _ in starts]
     try:
-        procs = [subprocess.Popen(argv, **opts) for argv, opts in starts]
+        if sandbox is not None:
+            procs = popen_confined(starts, sandbox)
+        else:
+            procs = [subprocess.Popen(argv, **opts) for argv, opts in starts]
     except OSError as error:
         raise WorktreeError(f"cannot run git in {cwd}: {error}") from error
     results = []

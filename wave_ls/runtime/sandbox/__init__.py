@@ -64,6 +64,8 @@ class Confinement:
     writable: tuple[Path, ...] = ()
     note: str = ""
     preexec: Callable[[], None] | None = None
+    # Confines the calling thread instead (Landlock): see ``processes.popen_confined``.
+    restrict_thread: Callable[[], None] | None = None
     env: dict[str, str] = field(default_factory=dict)
     advice: str = ""
     _wrap: Callable[[list[str]], list[str]] = field(default=lambda argv: argv, repr=False)
@@ -163,7 +165,13 @@ def _confinement(trees: tuple[Path, ...]) -> Confinement:
             if bwrap is None:
                 return _none(trees, str(error))
             return _bubblewrap(bwrap, trees)
-        return Confinement("landlock", trees, preexec=ruleset.restrict_self, _close=ruleset.close)
+        return Confinement(
+            "landlock",
+            trees,
+            preexec=ruleset.restrict_self,
+            restrict_thread=ruleset.restrict_thread,
+            _close=ruleset.close,
+        )
     if mechanism == "bubblewrap":
         bwrap = bwrap_path()
         assert bwrap is not None
