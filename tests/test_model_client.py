@@ -58,6 +58,17 @@ async def test_text_streams_as_deltas_with_usage(fake_model: FakeModelServer) ->
     assert response.usage == Usage(11, 7, 18)
 
 
+async def test_rounds_reuse_one_connection(fake_model: FakeModelServer) -> None:
+    # The stream is read to its end after [DONE], so httpx keeps the connection: no new TCP
+    # (and, to a real endpoint, no new TLS) set-up per round.
+    fake_model.set_script(script(reply("Done.")))
+    client = client_for(fake_model)
+    answers = [(await client.complete(ask("go"))).content for _ in range(3)]
+    assert answers == ["Done."] * 3
+    peers = {record["peer"] for record in fake_model.requests()}
+    assert len(peers) == 1, peers
+
+
 async def test_two_tool_calls_in_one_round_are_assembled(fake_model: FakeModelServer) -> None:
     fake_model.set_script(
         script(

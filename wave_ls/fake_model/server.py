@@ -324,6 +324,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "path": self.path,
                 "headers": headers,
                 "time": time.time(),
+                "peer": f"{self.client_address[0]}:{self.client_address[1]}",  # one per connection
                 "body": body,
             }
         )
@@ -440,7 +441,8 @@ class FakeModelServer:
         self._state.set_script(script)
 
     def requests(self) -> list[dict[str, Any]]:
-        """Every recorded model request: ``{method, path, headers, time, body}``."""
+        """Every recorded model request: ``{method, path, headers, time, peer, body}``
+        (``peer``: the client's address and port, one per connection)."""
         with self._state.lock:
             return list(self._state.records)
 
