@@ -50,6 +50,17 @@ def open_fds(pid: int) -> set[str]:
     return out
 
 
+def descriptors_of(pid: int, path: str) -> int:
+    """How many of the process's descriptors point at ``path``."""
+    count = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}") == path
+        except OSError:
+            continue
+    return count
+
+
 def server_pid(client: WaveClient) -> int:
     assert client._server is not None
     return client._server.pid
@@ -308,3 +319,28 @@ async def test_cancel_stops_the_running_turn_whoever_started_it(
         (bash,) = [m for m in messages if m["role"] == "tool" and m["name"] == "Bash"]
         assert "started in background" in bash["meta"]["shortResult"]
         assert bash["meta"]["details"]
+
+
+async def test_two_resumes_of_one_saved_session_at_once_give_one_live_session(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # An editor resumes its chat after a server restart while the user already sends into
+    # it: both ask for the same saved session at once, and both must get it, not a second
+    # session writing the same transcript (or an error that loses the message).
+    fake_model.set_script(script(route("first", reply("One.")), route("again", reply("Two."))))
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        sid = await new_session(client, project)
+        assert (await send(client, sid, "first"))["text"] == "One."
+        assert await client.request("wave/session/close", {"sessionId": sid}) == {"closed": True}
+
+        pid = server_pid(client)
+        transcript = str(home / ".wave" / "sessions" / f"{sid}.jsonl")
+        resumes = await asyncio.gather(
+            *(client.request("wave/session/new", {"sessionId": sid}) for _ in range(3))
+        )
+        assert [r["sessionId"] for r in resumes] == [sid] * 3
+        result = await send(client, sid, "again")
+        assert (result["status"], result["text"]) == ("completed", "Two.")
+        assert descriptors_of(pid, transcript) == 1  # one session writes it
+        (entry,) = await listed(client)
+        assert entry["sessionId"] == sid and entry["live"] is True

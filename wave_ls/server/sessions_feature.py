@@ -98,6 +98,8 @@ def register(server: WaveServer) -> None:
             if resume_id in registry.sessions:
                 return {"sessionId": resume_id, "resumed": True}
             saved = await asyncio.to_thread(resume_messages, ls.home, resume_id)
+            if resume_id in registry.sessions:  # resumed by a request that came meanwhile
+                return {"sessionId": resume_id, "resumed": True}
             if saved is None:
                 raise JsonRpcInvalidParams(f"{SESSION_NEW}: no saved session {resume_id!r}")
             header, messages = saved
