@@ -22,7 +22,7 @@ import secrets
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
 from wave_ls.runtime.core import (
@@ -40,15 +40,18 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import subagent_environment
+from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
 from wave_ls.subagents.record import DelegationRecord
-from wave_ls.worktrees.model import IsolationError
+from wave_ls.worktrees.isolation import (
+    IsolatedWorktree,
+    IsolationError,
+    confine_isolated_worktree,
+    create_isolated_worktree,
+    finish_isolated_worktree,
+)
 from wave_ls.worktrees.sandboxing import sandbox_prompt
-
-if TYPE_CHECKING:
-    from wave_ls.runtime.sandbox import Confinement
-    from wave_ls.worktrees.isolation import IsolatedWorktree
 
 log = logging.getLogger(__name__)
 
@@ -179,13 +182,6 @@ async def run_delegation(
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
     workspace: IsolatedWorktree | None = None
     if delegation.isolated:
-        # On first use (~20 ms of imports): a session that never isolates never pays it.
-        from wave_ls.worktrees.isolation import (
-            confine_isolated_worktree,
-            create_isolated_worktree,
-            finish_isolated_worktree,
-        )
-
         try:
             workspace = await create_isolated_worktree(
                 ctx.cwd,
