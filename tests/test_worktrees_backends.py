@@ -455,6 +455,24 @@ def test_real_git_reads_what_we_wrote(backend: WorktreeBackend, repo: Path):
 # ---------------------------------------------------------------------- no git installed
 
 
+def test_an_unchanged_worktree_is_removed_in_process_as_git_would(repo: Path):
+    # The end of an unchanged isolated run (WT-5): the status was just taken, so removal
+    # starts no process; git sees it gone, branch and admin dir included; a lock still holds.
+    manager = WorktreeManager()
+    info = new_worktree(manager, repo, "unchanged")
+    locked = new_worktree(manager, repo, "held")
+    git(repo, "worktree", "lock", str(locked.path))
+    with no_processes():
+        manager.remove_unchanged(repo, info.path, info.branch)
+        with pytest.raises(WorktreeError, match="locked"):
+            manager.remove_unchanged(repo, locked.path, locked.branch)
+    assert not info.path.exists() and locked.path.is_dir()
+    assert "worktree-unchanged" not in branches(repo) and "worktree-held" in branches(repo)
+    listed = git(repo, "worktree", "list", "--porcelain")
+    assert str(info.path) not in listed and str(locked.path) in listed
+    assert [p.name for p in (repo / ".git" / "worktrees").iterdir()] == ["held"]
+
+
 @pytest.fixture
 def no_git_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """PATH holding only python: no git binary to be found."""

@@ -188,6 +188,22 @@ class DulwichBackend:
     def remove(
         self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False
     ) -> None:
+        self._remove(repo, path, branch, force=force, check_changes=not force)
+
+    def remove_unchanged(self, repo: PathLike, path: PathLike, branch: str | None) -> None:
+        """``remove`` of a worktree its caller has just found unchanged: no second status
+        (the slow part of dulwich's remove); a locked one is still refused."""
+        self._remove(repo, path, branch, force=False, check_changes=False)
+
+    def _remove(
+        self,
+        repo: PathLike,
+        path: PathLike,
+        branch: str | None,
+        *,
+        force: bool,
+        check_changes: bool,
+    ) -> None:
         main = _require_main(repo)
         common = _require_common(main)
         entry = _registered(common, Path(path))
@@ -198,7 +214,8 @@ class DulwichBackend:
         if entry.path.exists() and not force:
             if not entry.exists:
                 raise WorktreeError(f"{entry.path} has no .git file; remove with force to delete")
-            _refuse_if_dirty(entry.path, common)
+            if check_changes:
+                _refuse_if_dirty(entry.path, common)
         if entry.path.exists():
             shutil.rmtree(entry.path)
         shutil.rmtree(entry.admin_dir, ignore_errors=True)

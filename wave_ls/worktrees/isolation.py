@@ -408,9 +408,10 @@ _repo_locks_guard = threading.Lock()
 
 
 def _repo_lock(main: Path) -> threading.Lock:
-    """One worktree creation at a time per repository in this process: two concurrent
-    ``git worktree add`` on one repository sometimes fail reading each other's half-written
-    admin dir (``failed to read .git/worktrees/<x>/commondir``; 1 in 15 with plain git)."""
+    """One worktree creation or removal at a time per repository in this process: two
+    concurrent ``git worktree add`` on one repository sometimes fail reading each other's
+    half-written admin dir (``failed to read .git/worktrees/<x>/commondir``; 1 in 15 with
+    plain git), and a removal leaves such a half-deleted one for a moment."""
     with _repo_locks_guard:
         return _repo_locks.setdefault(main, threading.Lock())
 
@@ -747,7 +748,11 @@ def _remove_by_git(
     clock = clock or PhaseClock()
     branch = deletable_branch(wt)
     try:
-        manager.remove(wt.main_repo, wt.path, branch, force=force)
+        with _repo_lock(wt.main_repo):  # never while git adds another worktree beside it
+            if force or changes.has_changes or not changes.determinable:
+                manager.remove(wt.main_repo, wt.path, branch, force=force)
+            else:  # the status just taken is the check git's remove would repeat
+                manager.remove_unchanged(wt.main_repo, wt.path, branch)
     except Exception as error:
         log.warning("cannot remove worktree %s: %s", wt.path, error)
         return _cleanup_failed(wt, error, changes)

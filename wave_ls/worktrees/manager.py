@@ -89,6 +89,13 @@ class WorktreeManager:
     ) -> None:
         self.backend_for("remove").remove(repo, path, branch, force=force)
 
+    def remove_unchanged(self, repo: PathLike, path: PathLike, branch: str | None) -> None:
+        """Remove a worktree the caller has just found unchanged (``changes``), with its
+        branch. Always dulwich: without the dirty check it only deletes files and a ref,
+        2-3 ms on a small repository against 10-16 ms for git's ``worktree remove`` and
+        ``branch -D`` (two process starts, and a second status)."""
+        self.dulwich.remove_unchanged(repo, path, branch)
+
     def list(self, repo: PathLike) -> list[WorktreeInfo]:
         return self.backend_for("list").list(repo)
 
