@@ -665,3 +665,94 @@ async def test_stopping_a_turn_applies_the_keep_remove_rule(
     assert not clean.exists() and f"worktree-{clean.name}" not in branches(repo)
     assert snapshot(repo) == before and porcelain(repo) == ""
     assert len(blocks) == 2 and {b["status"] for b in blocks} == {"failed"}
+
+
+def hold_worktree_branches(repo: Path, action: str) -> None:
+    """A ``reference-transaction`` hook that runs ``action`` (shell) whenever git is about to
+    create a ``worktree-*`` branch: in the middle of ``git worktree add``."""
+    hook = repo / ".git" / "hooks" / "reference-transaction"
+    hook.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = prepared ] || exit 0\n'
+        f'if grep -q "^0* .* refs/heads/worktree-"; then {action}; fi\n'
+        "exit 0\n"
+    )
+    hook.chmod(0o755)
+
+
+async def test_the_first_model_request_does_not_wait_for_the_checkout(
+    fake_model: FakeModelServer, home: Path, cloned_repo: ClonedRepo
+) -> None:
+    # Issue 18: git's checkout overlaps the subagent's first model request; its first tool
+    # call waits for the worktree and runs in it (WT-1).
+    repo = cloned_repo.repo
+    add_coder(repo)
+    hold_worktree_branches(repo, "sleep 3")
+    fake_model.set_script(
+        {
+            "routes": [
+                route("slow checkout", reply("", delegate("coder", "CODER TASK")), reply("ok")),
+                route(
+                    "CODER TASK",
+                    reply(
+                        "",
+                        call("Bash", {"command": "pwd -P"}),
+                        call("Write", {"file_path": "new.txt", "content": "NEW\n"}),
+                    ),
+                    reply("coder finished"),
+                ),
+            ]
+        }
+    )
+    async with server(fake_model, home) as client:
+        sid = (await new_session(client, repo))["sessionId"]
+        await send(client, sid, "slow checkout")
+
+    posts = [r for r in fake_model.requests() if r["method"] == "POST"]
+    main_first = posts[0]["time"]
+    [sub_first] = [r["time"] for r in posts if "CODER TASK" in json.dumps(r["body"])][:1]
+    assert sub_first - main_first < 2.0  # the hook holds the checkout for 3 s
+    [worktree] = worktree_dirs(repo)
+    pwd, wrote = last_results(bodies_for(fake_model, "CODER TASK")[1])
+    assert same_path(pwd, worktree)
+    assert str(worktree / "new.txt") in wrote
+    assert (worktree / "new.txt").read_text() == "NEW\n"
+    [block] = agent_blocks(client)
+    assert block["details"]["worktree"]["kept"] is True
+    assert block["details"]["worktree"]["baseCommit"] == cloned_repo.origin_main
+
+
+async def test_a_checkout_that_fails_after_the_first_request_fails_the_delegation_cleanly(
+    fake_model: FakeModelServer, home: Path, cloned_repo: ClonedRepo
+) -> None:
+    # WT-11's rule when git fails only after the first model request went out: the
+    # delegation fails with git's reason, no tool ran anywhere, nothing is left behind.
+    repo = cloned_repo.repo
+    add_coder(repo)
+    hold_worktree_branches(repo, "sleep 0.5; echo 'refused by the test hook' >&2; exit 1")
+    before = snapshot(repo)
+    fake_model.set_script(
+        {
+            "routes": [
+                route("doomed checkout", reply("", delegate("coder", "CODER TASK")), reply("ok")),
+                route(
+                    "CODER TASK",
+                    reply("", call("Write", {"file_path": "new.txt", "content": "NEW\n"})),
+                    reply("coder finished"),
+                ),
+            ]
+        }
+    )
+    async with server(fake_model, home) as client:
+        sid = (await new_session(client, repo))["sessionId"]
+        await send(client, sid, "doomed checkout")
+
+    [result] = last_results(fake_model.chat_bodies()[-1])
+    assert result.startswith("Agent delegation failed: Could not create the worktree")
+    assert "refused by the test hook" in result
+    assert len(bodies_for(fake_model, "CODER TASK")) <= 1  # never a round after a tool
+    assert worktree_dirs(repo) == []
+    assert not [b for b in branches(repo) if b.startswith("worktree-")]
+    assert snapshot(repo) == before and porcelain(repo) == ""
+    [block] = agent_blocks(client)
+    assert block["status"] == "failed"

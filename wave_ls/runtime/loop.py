@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -106,10 +106,14 @@ class Conversation:
         asker: PermissionAsker | None = None,
         messages: list[Message] | None = None,
         on_append: Callable[[Message], None] | None = None,
+        tools_ready: Callable[[], Awaitable[ToolContext]] | None = None,
     ) -> None:
         self.config = config
         self.client = client
         self.context = context
+        # The context is still being made (an isolated subagent's worktree): its first tool
+        # call waits for the real one, which replaces ``context``; model rounds never wait.
+        self.tools_ready = tools_ready
         self.sink = sink or NullSink()
         self.asker = asker or DenyAll()
         self.messages: list[Message] = list(messages or [])
@@ -250,6 +254,9 @@ class Conversation:
     async def _run_tool_calls(self, calls: list[ToolCall]) -> None:
         for call in calls:
             self._block(call, "pending")
+        if self.tools_ready is not None:
+            self.context = await self.tools_ready()
+            self.tools_ready = None
         # Consecutive concurrency-safe calls run together; the others one at a time, in order.
         batch: list[ToolCall] = []
         for call in calls:

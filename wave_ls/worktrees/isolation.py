@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from wave_ls.runtime import git_dirs
 from wave_ls.runtime.background_work import run_task
@@ -55,6 +55,7 @@ from wave_ls.worktrees.settings import BaseRef, load_worktree_settings
 from wave_ls.worktrees.timing import PhaseClock
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FETCH_TIMEOUT = 15.0
 # One fetch per repository per minute: parallel subagents share it, and an offline
@@ -237,9 +238,7 @@ async def exit_session_worktree(
     )
 
 
-async def _create_detached(
-    make: Callable[[], IsolatedWorktree], manager: WorktreeManager
-) -> IsolatedWorktree:
+async def _create_detached(make: Callable[[], T], manager: WorktreeManager) -> T:
     # The caller, or _finish_orphan when it was cancelled, deals with a failure.
     future = run_task(asyncio.to_thread(make), "wave-worktree-create", log_failure=False)
     try:
@@ -249,12 +248,98 @@ async def _create_detached(
         raise
 
 
-def _finish_orphan(done: asyncio.Future[IsolatedWorktree], manager: WorktreeManager) -> None:
-    """The caller was cancelled while the worktree was being made: end it by the rule."""
+def _finish_orphan(done: asyncio.Future[Any], manager: WorktreeManager) -> None:
+    """The caller was cancelled while the worktree was being made: end it by the rule
+    (a plan made nothing yet; a sandbox is closed after its worktree's end)."""
     if done.cancelled() or done.exception() is not None:
         return
-    wt = done.result()
-    threading.Thread(target=finish_worktree_sync, args=(wt, manager), daemon=True).start()
+    made = done.result()
+    wt, box = made if isinstance(made, tuple) else (made, None)
+    if not isinstance(wt, IsolatedWorktree):
+        return
+
+    def end() -> None:
+        finish_worktree_sync(wt, manager)
+        if box is not None:
+            box.close()
+
+    threading.Thread(target=end, daemon=True).start()
+
+
+@dataclass
+class WorktreeLaunch:
+    """An isolated worktree on its way (``launch_isolated_worktree``).
+
+    ``planned`` is the worktree as it will be (name, path, branch); ``ready`` gives it made,
+    with the sandbox of its commands (``confine_isolated_worktree``), or raises why it could
+    not be made, leaving nothing behind. ``cwd_known``: the agent will start at
+    ``planned.cwd`` (else only ``ready``'s worktree says where).
+    """
+
+    planned: IsolatedWorktree
+    ready: asyncio.Future[tuple[IsolatedWorktree, Confinement]]
+    cwd_known: bool
+    manager: WorktreeManager
+
+    async def made(self) -> tuple[IsolatedWorktree, Confinement] | None:
+        """``ready``'s result once it is there; None when the worktree could not be made.
+        When the caller is cancelled meanwhile, the worktree is ended by the rule once made."""
+        try:
+            return await asyncio.shield(self.ready)
+        except asyncio.CancelledError:
+            self.ready.add_done_callback(lambda done: _finish_orphan(done, self.manager))
+            raise
+        except Exception:
+            return None
+
+
+async def launch_isolated_worktree(
+    parent_cwd: Path,
+    *,
+    home: Path | None = None,
+    owner: str = "",
+    session_id: str = "",
+    manager: WorktreeManager | None = None,
+) -> WorktreeLaunch:
+    """``create_isolated_worktree`` and ``confine_isolated_worktree`` in two steps, so the
+    agent's first model request need not wait for git's checkout: what can refuse the
+    worktree (WT-11, a bad name, no commit, the hooks) is raised here as an
+    ``IsolationError``; the checkout, the local copies and the sandbox go on in a thread
+    (``WorktreeLaunch.ready``)."""
+    wm = manager or default_manager()
+    plan = await _create_detached(
+        lambda: plan_worktree_sync(
+            parent_cwd,
+            name=None,
+            generate=agent_name,
+            home=home,
+            owner=owner,
+            session_id=session_id,
+            manager=wm,
+        ),
+        wm,
+    )
+    if isinstance(plan, IsolatedWorktree):
+        planned, cwd_known = plan, True
+        make: Callable[[], IsolatedWorktree] = lambda: plan  # noqa: E731
+    else:
+        planned, cwd_known = plan.planned(), plan.cwd_known
+        make = lambda: make_worktree_sync(plan, wm)  # noqa: E731
+    ready = run_task(
+        asyncio.to_thread(_made_and_confined, make, wm), "wave-worktree-create", log_failure=False
+    )
+    return WorktreeLaunch(planned, ready, cwd_known, wm)
+
+
+def _made_and_confined(
+    make: Callable[[], IsolatedWorktree], manager: WorktreeManager
+) -> tuple[IsolatedWorktree, Confinement]:
+    wt = make()
+    try:
+        return wt, confine_isolated_worktree(wt)
+    except BaseException:
+        finish_worktree_sync(wt, manager)  # nothing ran in it: the rule removes it
+        raise
 
 
 def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:
@@ -297,18 +382,95 @@ def create_worktree_sync(
 
     The worktree is in use by ``owner`` (``in_use``) until it is finished or exited.
     """
+    plan = plan_worktree_sync(
+        parent_cwd,
+        name=name,
+        generate=generate,
+        home=home,
+        owner=owner,
+        session_id=session_id,
+        manager=manager,
+    )
+    return plan if isinstance(plan, IsolatedWorktree) else make_worktree_sync(plan, manager)
+
+
+@dataclass
+class WorktreePlan:
+    """A new git worktree decided but not made yet (``plan_worktree_sync``): everything
+    that can refuse it has been checked, only git's checkout and the local copies remain."""
+
+    parent: Path
+    main: Path
+    name: str
+    path: Path
+    branch: str
+    base_ref: str
+    notes: list[str]
+    made: dict[str, Any]
+    clock: PhaseClock
+
+    def planned(self) -> IsolatedWorktree:
+        """The worktree as it will be (its base commit is known once it is made); its
+        ``cwd`` is the root, which is also where the agent starts when ``cwd_known``."""
+        return IsolatedWorktree(
+            name=self.name,
+            path=self.path,
+            branch=self.branch,
+            main_repo=self.main,
+            base_commit=None,
+            is_new=True,
+            hook_created=False,
+            notes=list(self.notes),
+            base_ref=self.base_ref,
+            **self.made,
+        )
+
+    @property
+    def cwd_known(self) -> bool:
+        """Whether the agent's directory is known before the checkout: the caller works at
+        the top of its work tree (a subfolder is mapped only when the checkout has it)."""
+        return _relative_work_dir(self.parent) == Path()
+
+
+def plan_worktree_sync(
+    parent_cwd: Path,
+    *,
+    name: str | None,
+    generate: Callable[[], str],
+    home: Path | None,
+    owner: str,
+    session_id: str,
+    manager: WorktreeManager,
+) -> IsolatedWorktree | WorktreePlan:
+    """The part of creation that decides: a reused or hook-made worktree is returned done
+    (in use by ``owner``); a new git worktree as a plan for ``make_worktree_sync``."""
     clock = PhaseClock()
     try:
-        wt = _create(parent_cwd, name, generate, home, owner, session_id, manager, clock)
+        plan = _plan(parent_cwd, name, generate, home, owner, session_id, manager, clock)
     except WorktreeError as error:
         raise IsolationError(f"Could not create the worktree: {error}") from error
+    if isinstance(plan, IsolatedWorktree):
+        return _in_use(plan, clock)
+    return plan
+
+
+def make_worktree_sync(plan: WorktreePlan, manager: WorktreeManager) -> IsolatedWorktree:
+    """Make the planned git worktree: checkout, local copies, registry record."""
+    try:
+        wt = _make(plan, manager)
+    except WorktreeError as error:
+        raise IsolationError(f"Could not create the worktree: {error}") from error
+    return _in_use(wt, plan.clock)
+
+
+def _in_use(wt: IsolatedWorktree, clock: PhaseClock) -> IsolatedWorktree:
     in_use.hold(wt.path, wt.owner)
     wt.timings = clock.phases
     log.debug("worktree %s set up: %s", wt.name, clock.text())
     return wt
 
 
-def _create(
+def _plan(
     parent_cwd: Path,
     name: str | None,
     generate: Callable[[], str],
@@ -317,7 +479,7 @@ def _create(
     session_id: str,
     manager: WorktreeManager,
     clock: PhaseClock,
-) -> IsolatedWorktree:
+) -> IsolatedWorktree | WorktreePlan:
     parent = Path(parent_cwd).expanduser()
     if not parent.is_dir():
         raise IsolationError(f"Cannot create a worktree: {parent} is not a directory")
@@ -364,30 +526,44 @@ def _create(
 
     base_ref, base_notes = choose_base(manager, main, settings.base_ref)
     notes.extend(base_notes)
+    if base_ref == "HEAD" and layout.read_head(main) is None and not _has_commit(manager, main):
+        raise IsolationError(
+            f"Could not create the worktree '{name}' at {path}: the repository has no commit "
+            "yet (commit once, then try again)"
+        )
     clock.lap("base")
+    return WorktreePlan(parent, main, name, path, branch, base_ref, notes, made, clock)
+
+
+def _has_commit(manager: WorktreeManager, main: Path) -> bool:
+    """Whether HEAD names a commit, asking git when the ref files do not say."""
+    if manager.git is None:
+        return True  # dulwich's create says it readably
+    return run_git(main, "rev-parse", "--verify", "--quiet", "HEAD^{commit}").returncode == 0
+
+
+def _make(plan: WorktreePlan, manager: WorktreeManager) -> IsolatedWorktree:
+    main, clock = plan.main, plan.clock
     try:
         with _repo_lock(main):
-            info = manager.create(parent, path, branch, base_ref)
+            info = manager.create(plan.parent, plan.path, plan.branch, plan.base_ref)
             clock.lap("create")
     except WorktreeError as error:
-        hint = ""
-        if base_ref == "HEAD" and "unknown base ref" in str(error):
-            hint = " (the repository has no commit yet: commit once, then try again)"
         raise IsolationError(
-            f"Could not create the worktree '{name}' at {path}: {error}{hint}"
+            f"Could not create the worktree '{plan.name}' at {plan.path}: {error}"
         ) from error
     wt = IsolatedWorktree(
-        name=name,
+        name=plan.name,
         path=info.path,
         branch=info.branch or "",
         main_repo=main,
         base_commit=info.base_commit,
         is_new=info.is_new,
         hook_created=False,
-        notes=notes,
-        work_dir=map_work_dir(parent, info.path),
-        base_ref=base_ref,
-        **made,
+        notes=list(plan.notes),
+        work_dir=map_work_dir(plan.parent, info.path),
+        base_ref=plan.base_ref,
+        **plan.made,
     )
     if info.is_new:
         report = copy_local_files(main, info.path, use_git=manager.git is not None)
@@ -397,9 +573,9 @@ def _create(
         wt.copied = report.copied
         wt.notes.extend(report.warnings)
     clock.lap("include")
-    _record(project, wt, soon=True)  # bookkeeping: off the launch's path
+    _record(main, wt, soon=True)  # bookkeeping: off the launch's path
     clock.lap("registry")
-    log.info("worktree %s created at %s (base %s)", name, wt.path, base_ref)
+    log.info("worktree %s created at %s (base %s)", plan.name, wt.path, plan.base_ref)
     return wt
 
 
@@ -545,14 +721,22 @@ def git_state(path: Path, manager: WorktreeManager) -> tuple[str | None, str]:
 
 def map_work_dir(parent: Path, worktree: Path) -> Path:
     """``parent``'s place in its own work tree, mapped into ``worktree`` when it exists."""
-    dot_git = git_dirs.find_dot_git(parent)
-    top = dot_git.parent if dot_git is not None else parent
-    try:
-        relative = Path(os.path.realpath(parent)).relative_to(os.path.realpath(top))
-    except ValueError:
+    relative = _relative_work_dir(parent)
+    if relative is None:
         return worktree
     candidate = worktree / relative
     return candidate if candidate.is_dir() else worktree
+
+
+def _relative_work_dir(parent: Path) -> Path | None:
+    """``parent`` relative to the top of its work tree (``Path()`` at the top); None when
+    it cannot be placed."""
+    dot_git = git_dirs.find_dot_git(parent)
+    top = dot_git.parent if dot_git is not None else parent
+    try:
+        return Path(os.path.realpath(parent)).relative_to(os.path.realpath(top))
+    except ValueError:
+        return None
 
 
 def _not_a_repo(parent: Path, failures: list[str]) -> str:

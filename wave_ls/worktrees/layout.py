@@ -139,15 +139,20 @@ def read_head(worktree: PathLike) -> str | None:
 
 def branch_exists(common: Path, branch: str) -> bool | None:
     """Whether ``refs/heads/<branch>`` exists, from the ref files; None when unsure."""
-    heads = common / "refs" / "heads"
-    if not heads.is_dir():
+    return ref_exists(common, f"refs/heads/{branch}")
+
+
+def ref_exists(common: Path, ref: str) -> bool | None:
+    """Whether the full ref ``ref`` (``refs/...``) exists, from the ref files; None when
+    unsure."""
+    if not (common / "refs" / "heads").is_dir():
         return None  # reftable keeps a plain file here
     try:
-        if (heads / branch).is_file():
+        if (common / ref).is_file():
             return True
         packed = common / "packed-refs"
         if packed.is_file():
-            wanted = b" refs/heads/" + branch.encode("utf-8")
+            wanted = b" " + ref.encode("utf-8")
             return any(line.endswith(wanted) for line in packed.read_bytes().splitlines())
     except OSError:
         return None

@@ -132,6 +132,12 @@ def available() -> tuple[str, str]:
     return "none", f"{missing}, and no working bwrap"
 
 
+def sandbox_confines() -> bool:
+    """Whether ``confinement`` confines here: known before one is made (a prompt that
+    announces the sandbox is sent while the worktree it confines to is still made)."""
+    return available()[0] != "none"
+
+
 def confinement(
     writable: Iterable[Path], *, private_tmp: bool = False, advice: str = ""
 ) -> Confinement:
@@ -187,4 +193,11 @@ def _none(trees: tuple[Path, ...], why: str) -> Confinement:
     return Confinement("none", trees, note=UNSANDBOXED_NOTE.format(why=why))
 
 
-__all__ = ["MECHANISMS", "REFUSAL_MARKERS", "Confinement", "available", "confinement"]
+__all__ = [
+    "MECHANISMS",
+    "REFUSAL_MARKERS",
+    "Confinement",
+    "available",
+    "confinement",
+    "sandbox_confines",
+]
