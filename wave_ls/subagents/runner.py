@@ -15,14 +15,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import dataclasses
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
 from wave_ls.runtime.core import (
@@ -40,20 +41,20 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import subagent_environment
-from wave_ls.runtime.sandbox import Confinement
+from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.isolation import (
-    IsolatedWorktree,
     IsolationError,
-    confine_isolated_worktree,
-    create_isolated_worktree,
+    WorktreeLaunch,
     finish_isolated_worktree,
+    launch_isolated_worktree,
 )
 from wave_ls.worktrees.sandboxing import sandbox_prompt
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 DEFAULT_FOREGROUND_TIMEOUT = 600.0
 # Built-ins that follow plan mode's read-only Bash rules even outside plan mode.
@@ -174,46 +175,47 @@ async def run_delegation(
     """Run one delegation to its end in the foreground of the caller, keeping ``record``
     (what its block shows) up to date.
 
-    Isolated runs get their own worktree first (an ``IsolationError`` means nothing ran),
-    their own command sandbox (``docs/sandbox.md``), and the keep/remove rule at every end,
-    cancellation included. Other runs share the caller's sandbox, if any.
+    Isolated runs get their own worktree and their own command sandbox
+    (``docs/sandbox.md``), and the keep/remove rule at every end, cancellation included.
+    What can refuse the worktree is checked first (an ``IsolationError`` then means nothing
+    ran); git's checkout then overlaps the first model request, which does not need it,
+    and the first tool call waits for it (a checkout that fails after all stops the run and
+    raises the ``IsolationError``). Other runs share the caller's sandbox, if any.
     """
     instance_id = record.subagent_id
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
-    workspace: IsolatedWorktree | None = None
+    launch: WorktreeLaunch | None = None
     if delegation.isolated:
         try:
-            workspace = await create_isolated_worktree(
+            launch = await launch_isolated_worktree(
                 ctx.cwd,
                 home=host.home,
                 owner=owner_label(instance_id, record, ctx.session_id),
                 session_id=instance_id,
             )
+            if delegation.in_place_fallback or not launch.cwd_known:
+                await launch.ready  # the fallback, or the agent's directory, needs it made
         except IsolationError as exc:
             if not delegation.in_place_fallback:
                 raise
+            launch = None
             note = f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc})."
             notes.append(note)
             # Background runs report through the details' summary (their notice), not the text.
             record.worktree = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
-    sandbox, own_sandbox = ctx.sandbox, None
-    if workspace is not None:
-        cwd, write_root = workspace.cwd, workspace.path
-        record.worktree = workspace.to_json()
-        # Blocking but short (no await: a cancel here would leave HEAD detached).
-        try:
-            sandbox = own_sandbox = confine_isolated_worktree(workspace)
-        except Exception:
-            await finish_isolated_worktree(workspace)  # nothing ran: the rule removes it
-            raise
-        record.sandbox = sandbox_details(sandbox)
+    planned = launch.planned if launch is not None else None
+    if launch is not None and launch.ready.done():
+        planned = launch.ready.result()[0]
+    if planned is not None:
+        cwd, write_root = planned.cwd, planned.path
+        record.worktree = planned.to_json()
     context = ToolContext(
         cwd=cwd,
         home=ctx.home,
         session_id=instance_id,
         write_root=write_root,
-        services=ctx.services.for_subagent(workspace),
-        sandbox=sandbox,
+        services=ctx.services.for_subagent(planned),
+        sandbox=ctx.sandbox if launch is None else None,  # an isolated run's: when it is made
     )
     if delegation.definition is None:
         config = fork_config(host)
@@ -221,26 +223,51 @@ async def run_delegation(
     else:
         config = subagent_config(host, delegation.definition, cwd)
         history = []
-    if own_sandbox is not None and own_sandbox.confined and workspace is not None:
-        intro = sandbox_prompt(workspace.path, workspace.branch)
-        if delegation.definition is None:
+    intro = ""
+    if planned is not None and sandbox_confines():
+        intro = sandbox_prompt(planned.path, planned.branch)
+        if delegation.definition is not None:
             # A fork keeps its parent's system prompt verbatim (a copy of the conversation):
             # it hears about its sandbox with its first command's result.
-            own_sandbox.note = intro.strip()
-        else:
             config.system_prompt += intro
+
+    async def worktree_made() -> ToolContext:
+        assert launch is not None
+        workspace, sandbox = await asyncio.shield(launch.ready)
+        record.worktree = workspace.to_json()
+        record.sandbox = sandbox_details(sandbox)
+        if delegation.definition is None and sandbox.confined:
+            sandbox.note = intro.strip()
+        return dataclasses.replace(
+            conversation.context,
+            cwd=workspace.cwd,
+            write_root=workspace.path,
+            services=ctx.services.for_subagent(workspace),
+            sandbox=sandbox,
+        )
+
     bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
     # Its requests name the block they come from: the delegation's own, or the run's.
     asker = DelegatedAsker(host.asker(), lambda: record.task_id or ctx.tool_call_id)
     conversation = Conversation(
-        config, host.client, context, sink=bridge, asker=asker, messages=history
+        config,
+        host.client,
+        context,
+        sink=bridge,
+        asker=asker,
+        messages=history,
+        tools_ready=worktree_made if launch is not None else None,
     )
     ctx.report(bridge.tracker.short_result(), record.to_json())
     error: str | None = None
     try:
         async with asyncio.timeout(delegation.timeout):
-            turn = await conversation.run_turn([Message("user", delegation.prompt)])
+            turn = await beside_worktree(
+                conversation.run_turn([Message("user", delegation.prompt)]), launch
+            )
         error = turn.error if turn.status != "completed" else None
+    except IsolationError:
+        raise
     except TimeoutError:
         error = f"timed out after {delegation.timeout:g} s and was stopped"
     except Exception as exc:  # a crash inside the subagent is its failure, not the parent's
@@ -252,14 +279,16 @@ async def run_delegation(
         record.usage = RunUsage(
             conversation.usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms()
         )
-        if workspace is not None:
+        made = await launch.made() if launch is not None else None
+        if made is not None:
+            workspace, sandbox = made
+            record.sandbox = sandbox_details(sandbox)
             ended = await finish_isolated_worktree(workspace)
             summary = ended.summary
-            if own_sandbox is not None:
-                own_sandbox.close()
-                if not own_sandbox.confined:  # never silently: the summary says so too
-                    summary += "\n" + own_sandbox.note
-            record.worktree = {**(record.worktree or {}), **ended.to_json(), "summary": summary}
+            sandbox.close()
+            if not sandbox.confined:  # never silently: the summary says so too
+                summary += "\n" + sandbox.note
+            record.worktree = {**workspace.to_json(), **ended.to_json(), "summary": summary}
             notes.append(summary)
     result = outcome(conversation.messages[len(history) :], error)
     record.status = "failed" if result.is_error else "completed"
@@ -272,6 +301,28 @@ async def run_delegation(
     if error and not result.is_error:
         log.warning("subagent %s failed after answering: %s", instance_id, error)
     return SubagentRun(instance_id, result, record.usage)
+
+
+async def beside_worktree(turn: Awaitable[T], launch: WorktreeLaunch | None) -> T:
+    """Run ``turn`` while its worktree is still being made; a worktree that cannot be made
+    after all stops the turn, and its ``IsolationError`` is raised instead."""
+    if launch is None or launch.ready.done():
+        return await turn
+    running = asyncio.ensure_future(turn)
+    either: set[asyncio.Future[Any]] = {running, launch.ready}
+    try:
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running  # its end (tool calls closed, commands stopped) before the worktree's
+        raise
+    if launch.ready.done() and not launch.ready.cancelled() and launch.ready.exception():
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        raise launch.ready.exception()  # type: ignore[misc]
+    return await running
 
 
 def sandbox_details(sandbox: Confinement) -> dict[str, Any]:
