@@ -28,6 +28,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from wave_ls.runtime import tls_context
+
+    tls_context.prepare()  # beside the imports below, which take longer
+
     import asyncio
     import dataclasses
     import sys

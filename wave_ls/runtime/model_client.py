@@ -19,6 +19,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from wave_ls.runtime import tls_context
 from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
 from wave_ls.runtime.settings import DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT
 from wave_ls.runtime.sse import SseDecoder
@@ -187,6 +188,7 @@ class OpenAIModelClient:
                 timeout=openai.Timeout(
                     self.read_timeout, connect=min(CONNECT_TIMEOUT, self.read_timeout)
                 ),
+                **tls_context.client_options(),
             )
         return clients[key]
 
