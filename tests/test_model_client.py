@@ -303,3 +303,30 @@ async def test_an_error_in_our_own_delta_callback_is_not_blamed_on_the_endpoint(
 
     with pytest.raises(TypeError, match="a bug in the caller"):
         await client_for(fake_model).complete(ask("go"), broken)
+
+
+def test_the_tls_context_built_at_start_verifies_like_the_sdks_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ``wave-ls run`` builds the HTTP client's TLS context beside its imports: it must be
+    # the SDK's default (certificates and host names checked, the system's CAs loaded),
+    # never a weaker one, and the client must get it.
+    import ssl
+
+    import httpx2
+
+    from wave_ls.runtime import tls_context
+
+    monkeypatch.setattr(tls_context, "_started", False)
+    monkeypatch.setattr(tls_context, "_done", type(tls_context._done)())
+    assert tls_context.client_options() == {}  # nothing prepared: the SDK builds its own
+    tls_context.prepare()
+    context = tls_context.prepared()
+    assert context is not None
+    default = httpx2.create_ssl_context()
+    assert context.verify_mode == default.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname is default.check_hostname is True
+    assert context.cert_store_stats() == default.cert_store_stats()
+    client = tls_context.client_options()["http_client"]
+    assert isinstance(client, httpx2.AsyncClient)
+    assert client.follow_redirects is True  # the SDK's defaults stay

@@ -50,14 +50,20 @@ def _build(create: Callable[[], ssl.SSLContext]) -> None:
         _done.set()
 
 
+def prepared() -> ssl.SSLContext | None:
+    """The context ``prepare`` built (waiting for it), or None when none was prepared."""
+    if not _started:
+        return None
+    _done.wait()
+    return _context
+
+
 def client_options() -> dict[str, Any]:
     """Extra ``openai.AsyncOpenAI`` arguments: an HTTP client with the prepared context, or
     nothing when none was prepared (the SDK's own default client)."""
-    if not _started:
-        return {}
-    _done.wait()
-    if _context is None:
+    context = prepared()
+    if context is None:
         return {}
     import openai
 
-    return {"http_client": openai.DefaultAsyncHttpxClient(verify=_context)}
+    return {"http_client": openai.DefaultAsyncHttpxClient(verify=context)}
