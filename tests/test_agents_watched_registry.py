@@ -68,6 +68,29 @@ def test_a_sweep_prepares_a_renewed_catalog_before_load_hands_it_out(
     assert prepared and prepared[-1] is catalog
 
 
+def test_a_sweep_that_pauses_between_slices_of_stats_still_sees_every_edit(
+    registry: AgentRegistry, project: Path
+) -> None:
+    # The sweep lets go of the GIL every STATS_PER_BREATH files; edits before, at and after
+    # those points, with the same size and mtime (only ctime and content change), all show.
+    from wave_ls.agents.registry import STATS_PER_BREATH
+
+    folder = project / ".wave" / "agents"
+    count = STATS_PER_BREATH * 2 + 10
+    paths = [write(folder, f"agent-{i:04d}", f"Words {i:04d}") for i in range(count)]
+    registry.load(project)
+    edited = [0, STATS_PER_BREATH - 1, STATS_PER_BREATH, count - 1]
+    for i in edited:
+        stamp = paths[i].stat().st_mtime
+        write(folder, f"agent-{i:04d}", f"Later {i:04d}", mtime=stamp)
+    registry.sweep()
+    catalog = registry.load(project)
+    assert [description(catalog, f"agent-{i:04d}") for i in edited] == [
+        f"Later {i:04d}" for i in edited
+    ]
+    assert description(catalog, "agent-0001") == "Words 0001"
+
+
 def test_the_parse_cache_reaches_the_disk_when_watching_stops(
     registry: AgentRegistry, home: Path, project: Path
 ) -> None:

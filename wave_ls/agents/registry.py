@@ -56,6 +56,9 @@ SWEEP_SECONDS = 0.5
 # The pause after a sweep is this many times the CPU it took (2 % of a core: 5,000 files
 # take about 15 ms), but never more than MAX_SWEEP_PAUSE (a change shows within a second).
 SWEEP_DUTY = 50
+# A sweep's stats come in slices of ~0.7 ms with a pause between them (see ``_restamped``).
+STATS_PER_BREATH = 250
+BREATH_SECONDS = 0.002
 MAX_SWEEP_PAUSE = 0.7
 # Watched: the parse cache is written at most this often (and when watching stops). Encoding
 # 5,000 entries holds the GIL for ~60 ms in one C call, which no request could interrupt;
@@ -487,7 +490,9 @@ class AgentRegistry:
 def _restamped(directory: Path, files: Mapping[str, _CachedFile]) -> list[str]:
     """The names among ``files`` whose inode or ctime (any write, rename or chmod changes
     it) is no longer the cached one. About 3 µs a file: ``stat`` relative to the
-    directory where the system allows it, no paths built."""
+    directory where the system allows it, no paths built. Every ``STATS_PER_BREATH`` files
+    the sweep lets go of the GIL for a moment (``BREATH_SECONDS``), so a request that
+    arrives meanwhile runs at once instead of sharing the GIL with 15 ms of stats."""
     by_fd = os.stat in os.supports_dir_fd
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)) if by_fd else -1
@@ -495,7 +500,9 @@ def _restamped(directory: Path, files: Mapping[str, _CachedFile]) -> list[str]:
         return list(files)
     changed = []
     try:
-        for name, entry in files.items():
+        for index, (name, entry) in enumerate(files.items()):
+            if index and not index % STATS_PER_BREATH:
+                time.sleep(BREATH_SECONDS)
             try:
                 st = os.stat(name, dir_fd=fd) if by_fd else os.stat(os.path.join(directory, name))
             except OSError:
