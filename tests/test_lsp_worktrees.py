@@ -756,3 +756,50 @@ async def test_a_checkout_that_fails_after_the_first_request_fails_the_delegatio
     assert snapshot(repo) == before and porcelain(repo) == ""
     [block] = agent_blocks(client)
     assert block["status"] == "failed"
+
+
+async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
+    fake_model: FakeModelServer, home: Path, cloned_repo: ClonedRepo
+) -> None:
+    # WT-7 (stop) while git still checks the worktree out beside the subagent's first model
+    # request: the turn ends at once, and the worktree, once made, is removed by the rule.
+    repo = cloned_repo.repo
+    add_coder(repo)
+    hold_worktree_branches(repo, "sleep 4")
+    before = snapshot(repo)
+    fake_model.set_script(
+        {
+            "routes": [
+                route("start and stop", reply("", delegate("coder", "CODER TASK"))),
+                route("CODER TASK", reply("never", fault={"hang": True})),
+            ]
+        }
+    )
+    async with server(fake_model, home) as client:
+        sid = (await new_session(client, repo))["sessionId"]
+        msg_id, sending = client.start_request(
+            "wave/chat/send", {"sessionId": sid, "text": "start and stop"}
+        )
+        for _ in range(100):  # the subagent's first request arrived; git is still held
+            if bodies_for(fake_model, "CODER TASK"):
+                break
+            await asyncio.sleep(0.05)
+        assert bodies_for(fake_model, "CODER TASK")
+        client.send_cancel(msg_id)
+        started = asyncio.get_running_loop().time()
+        assert (await sending)["status"] == "cancelled"
+        stopped_in = asyncio.get_running_loop().time() - started
+        for _ in range(200):  # git makes the folder once the hook lets the branch through
+            if worktree_dirs(repo):
+                break
+            await asyncio.sleep(0.05)
+        assert worktree_dirs(repo), "the checkout never finished"
+        for _ in range(200):  # then the rule removes it, in the background
+            if not worktree_dirs(repo) and not [b for b in branches(repo) if "worktree-" in b]:
+                break
+            await asyncio.sleep(0.05)
+
+    assert worktree_dirs(repo) == []
+    assert not [b for b in branches(repo) if b.startswith("worktree-")]
+    assert snapshot(repo) == before and porcelain(repo) == ""
+    assert stopped_in < 2.5  # the stop did not wait for git

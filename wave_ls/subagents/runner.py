@@ -280,7 +280,11 @@ async def run_delegation(
         record.usage = RunUsage(
             conversation.usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms()
         )
-        made = await launch.made() if launch is not None else None
+        made = None
+        if launch is not None and not launch.ready.done() and _stopping():
+            launch.abandon()  # a stopped run does not wait for git's checkout to end
+        elif launch is not None:
+            made = await launch.made()
         if made is not None:
             workspace, sandbox = made
             record.sandbox = sandbox_details(sandbox)
@@ -304,6 +308,12 @@ async def run_delegation(
     if error and not result.is_error:
         log.warning("subagent %s failed after answering: %s", instance_id, error)
     return SubagentRun(instance_id, result, record.usage)
+
+
+def _stopping() -> bool:
+    """Whether the running task is being cancelled (a stop, not a timeout)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 async def beside_worktree(turn: Awaitable[T], launch: WorktreeLaunch | None) -> T:

@@ -283,10 +283,15 @@ class WorktreeLaunch:
         try:
             return await asyncio.shield(self.ready)
         except asyncio.CancelledError:
-            self.ready.add_done_callback(lambda done: _finish_orphan(done, self.manager))
+            self.abandon()
             raise
         except Exception:
             return None
+
+    def abandon(self) -> None:
+        """Nobody waits for it any more (a stopped run): once made, the worktree is ended by
+        the keep/remove rule in the background."""
+        self.ready.add_done_callback(lambda done: _finish_orphan(done, self.manager))
 
 
 async def launch_isolated_worktree(
