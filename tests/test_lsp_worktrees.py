@@ -766,6 +766,10 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
     repo = cloned_repo.repo
     add_coder(repo)
     hold_worktree_branches(repo, "sleep 4")
+    checked_out = repo.parent / "checked-out.txt"  # where the worktree was, once git is done
+    hook = repo / ".git" / "hooks" / "post-checkout"
+    hook.write_text(f"#!/bin/sh\npwd -P > {checked_out}\n")
+    hook.chmod(0o755)
     before = snapshot(repo)
     fake_model.set_script(
         {
@@ -789,17 +793,18 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
         started = asyncio.get_running_loop().time()
         assert (await sending)["status"] == "cancelled"
         stopped_in = asyncio.get_running_loop().time() - started
-        for _ in range(200):  # git makes the folder once the hook lets the branch through
-            if worktree_dirs(repo):
+        for _ in range(200):  # git ends the checkout once the hook lets the branch through
+            if checked_out.exists():
                 break
             await asyncio.sleep(0.05)
-        assert worktree_dirs(repo), "the checkout never finished"
+        made = Path(checked_out.read_text().strip())
         for _ in range(200):  # then the rule removes it, in the background
-            if not worktree_dirs(repo) and not [b for b in branches(repo) if "worktree-" in b]:
+            if not made.exists() and not [b for b in branches(repo) if "worktree-" in b]:
                 break
             await asyncio.sleep(0.05)
 
-    assert worktree_dirs(repo) == []
+    assert made.parent == repo.resolve() / ".wave" / "worktrees"
+    assert not made.exists() and worktree_dirs(repo) == []
     assert not [b for b in branches(repo) if b.startswith("worktree-")]
     assert snapshot(repo) == before and porcelain(repo) == ""
     assert stopped_in < 2.5  # the stop did not wait for git

@@ -195,7 +195,7 @@ async def run_delegation(
                 session_id=instance_id,
             )
             if delegation.in_place_fallback or not launch.cwd_known:
-                await launch.ready  # the fallback, or the agent's directory, needs it made
+                await launch.wait()  # the fallback, or the agent's directory, needs it made
         except IsolationError as exc:
             if not delegation.in_place_fallback:
                 raise
@@ -234,7 +234,7 @@ async def run_delegation(
 
     async def worktree_made() -> ToolContext:
         assert launch is not None
-        workspace, sandbox = await asyncio.shield(launch.ready)
+        workspace, sandbox = await launch.wait()
         record.worktree = workspace.to_json()
         record.sandbox = sandbox_details(sandbox)
         if delegation.definition is None and sandbox.confined:
@@ -281,7 +281,7 @@ async def run_delegation(
             conversation.usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms()
         )
         made = None
-        if launch is not None and not launch.ready.done() and _stopping():
+        if launch is not None and (launch.abandoned or (not launch.ready.done() and _stopping())):
             launch.abandon()  # a stopped run does not wait for git's checkout to end
         elif launch is not None:
             made = await launch.made()

@@ -276,22 +276,32 @@ class WorktreeLaunch:
     ready: asyncio.Future[tuple[IsolatedWorktree, Confinement]]
     cwd_known: bool
     manager: WorktreeManager
+    abandoned: bool = False
 
-    async def made(self) -> tuple[IsolatedWorktree, Confinement] | None:
-        """``ready``'s result once it is there; None when the worktree could not be made.
-        When the caller is cancelled meanwhile, the worktree is ended by the rule once made."""
+    async def wait(self) -> tuple[IsolatedWorktree, Confinement]:
+        """``ready``'s result, or the ``IsolationError`` that kept it from being made. When
+        the caller is cancelled meanwhile, the worktree is abandoned (``abandon``)."""
         try:
             return await asyncio.shield(self.ready)
         except asyncio.CancelledError:
             self.abandon()
+            raise
+
+    async def made(self) -> tuple[IsolatedWorktree, Confinement] | None:
+        """``wait``, with None when the worktree could not be made."""
+        try:
+            return await self.wait()
+        except asyncio.CancelledError:
             raise
         except Exception:
             return None
 
     def abandon(self) -> None:
         """Nobody waits for it any more (a stopped run): once made, the worktree is ended by
-        the keep/remove rule in the background."""
-        self.ready.add_done_callback(lambda done: _finish_orphan(done, self.manager))
+        the keep/remove rule in the background (once, however often this is called)."""
+        if not self.abandoned:
+            self.abandoned = True
+            self.ready.add_done_callback(lambda done: _finish_orphan(done, self.manager))
 
 
 async def launch_isolated_worktree(
