@@ -139,6 +139,28 @@ def test_version_and_module_entry_point(home: Path) -> None:
         assert command in help_text
 
 
+def test_each_subcommand_parses_its_own_arguments_and_serving_imports_none(
+    home: Path,
+) -> None:
+    # The server's start only builds the command line: no subcommand module is imported.
+    probe = (
+        "import sys; from wave_ls.cli.main import build_parser; "
+        "args = build_parser(['--log-level', 'run', '--stdio']).parse_args("
+        "['--log-level', 'run', '--stdio']); "
+        "print(args.command, args.log_level, sorted(m for m in sys.modules if '_cmd' in m))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=server_env(home), capture_output=True, text=True
+    )
+    assert done.stdout.split() == ["None", "run", "[]"], done.stderr
+    # A subcommand still gets its own options, and its help lists them.
+    run_help = wave_ls("run", "--help", env=server_env(home)).stdout
+    assert "--permission-mode" in run_help and "--worktree" in run_help
+    bad = wave_ls("run", "hi", "--permission-mode", "sideways", env=server_env(home))
+    assert bad.returncode == 2 and "invalid choice: 'sideways'" in bad.stderr
+    assert "fake-model" in wave_ls("--port", "1", "--help", env=server_env(home)).stdout
+
+
 def test_demo_runs_offline_and_delegates(home: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
     env.update(HOME=str(home), COLUMNS="120")
