@@ -2,7 +2,7 @@
 // script, a throwaway git project, code-server with the built .vsix installed, and headless
 // Chromium (the system's, driven by playwright-core). Everything listens on loopback only.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -245,6 +245,12 @@ export class World {
         // ended
       }
     }
+    // VS Code's own logs, the extension's "Wave" output channel (the server's stderr) among
+    // them: what a failed run needs to be understood once the temporary folder is gone.
+    const logs = this.tmp && join(this.tmp, 'user-data', 'logs');
+    if (logs && existsSync(logs)) cpSync(logs, join(outputDir, 'vscode-logs'), { recursive: true });
+    const sessions = this.home && join(this.home, '.wave', 'sessions'); // the saved transcripts
+    if (sessions && existsSync(sessions)) cpSync(sessions, join(outputDir, 'sessions'), { recursive: true });
     if (this.tmp && !process.env.WAVE_E2E_KEEP) rmSync(this.tmp, { recursive: true, force: true, maxRetries: 3 });
   }
 }

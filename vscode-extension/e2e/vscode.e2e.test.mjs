@@ -300,9 +300,19 @@ test('the server restarts after a crash, with a message, and the chat goes on', 
   while (!world.waveLsPids().length && Date.now() < deadline) await page.waitForTimeout(250);
   assert.ok(world.waveLsPids().length, 'a new server runs');
   await view.locator('.msg-user', { hasText: MESSAGES.isolated }).waitFor(); // the history is back
+  // Nothing runs in a new server: a turn cut off by the crash (also one the session started
+  // itself for a task notice, which the kill above may hit) no longer shows as working.
+  await view.locator('.working').waitFor({ state: 'detached', timeout: TIMEOUT });
   await typeInInput(MESSAGES.afterRestart);
   await page.keyboard.press('Enter');
-  await view.locator('.msg-assistant', { hasText: 'Still here' }).waitFor({ timeout: TIMEOUT });
+  try {
+    await view.locator('.msg-assistant', { hasText: 'Still here' }).waitFor({ timeout: TIMEOUT });
+  } catch (error) {
+    await world.screenshot('18-after-restart-no-answer'); // what the user saw instead
+    const requests = await world.modelRequests();
+    writeFileSync(join(outputDir, 'model-requests.json'), JSON.stringify(requests.slice(-4), null, 1));
+    throw error;
+  }
   await waitIdle();
   await world.screenshot('18-after-restart');
 });

@@ -197,8 +197,10 @@ export class ChatController implements vscode.Disposable {
   private serverStateChanged(state: ServerState): void {
     if (state.state !== 'running') {
       for (const [id, chat] of this.chats) {
-        if (chat.sending) {
-          chat.sending.dispose();
+        // A turn the user sent, or one the session started itself (task notices): either
+        // way nothing runs any more, and the chat must take the next message.
+        if (chat.sending || chat.state.busy) {
+          chat.sending?.dispose();
           chat.sending = undefined;
           this.dispatch(id, { type: 'sendFailed', error: 'The server stopped during this turn; its answer was lost.' });
         }
