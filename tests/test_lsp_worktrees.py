@@ -710,7 +710,7 @@ async def test_the_first_model_request_does_not_wait_for_the_checkout(
 
     posts = [r for r in fake_model.requests() if r["method"] == "POST"]
     main_first = posts[0]["time"]
-    [sub_first] = [r["time"] for r in posts if "CODER TASK" in json.dumps(r["body"])][:1]
+    sub_first = next(r["time"] for r in posts if "CODER TASK" in json.dumps(r["body"]))
     assert sub_first - main_first < 2.0  # the hook holds the checkout for 3 s
     [worktree] = worktree_dirs(repo)
     pwd, wrote = last_results(bodies_for(fake_model, "CODER TASK")[1])
