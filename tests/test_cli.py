@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -215,3 +216,39 @@ def test_run_waits_for_background_work_and_answers_after_it(
         if m["role"] == "user" and "<task-notification>" in m["content"]
     ]
     assert len(notices) == 1 and "There are 2 files." in notices[0]
+
+
+def test_run_turns_the_collector_back_on_at_the_first_answer() -> None:
+    """``wave-ls run`` starts with the garbage collector off (its start-up allocations live
+    to the end); the first event of the model's first answer turns it back on."""
+    from wave_ls.cli.run_cmd import CollectorBackAtFirstAnswer
+    from wave_ls.runtime.core import (
+        AssistantContentDelta,
+        Event,
+        Message,
+        MessagesChanged,
+        UserMessageAdded,
+    )
+
+    seen: list[Event] = []
+
+    class Recorder:
+        def emit(self, event: Event) -> None:
+            seen.append(event)
+
+    sink = CollectorBackAtFirstAnswer(Recorder())
+    user = Message(role="user", content="hi")
+    before: list[Event] = [UserMessageAdded(user), MessagesChanged([user])]
+    answer = AssistantContentDelta("Hel")
+    gc.disable()
+    try:
+        for event in before:
+            sink.emit(event)
+        assert not gc.isenabled()  # the request is still being built
+        sink.emit(answer)
+        assert gc.isenabled()
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.enable()
+        gc.unfreeze()
+    assert seen == [*before, answer]  # every event passed on, in order

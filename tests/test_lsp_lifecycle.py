@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
@@ -102,3 +105,49 @@ async def test_a_background_command_dies_with_a_killed_server(
         for pid in left:  # do not leave them to the next test
             os.kill(pid, signal.SIGKILL)
         assert left == [], "processes outlived the server by 5 s"
+
+
+# The server starts with the collector off (``cli.main``) and turns it back on once the
+# ``initialize`` answer is out; run in its own interpreter, as the collector is process-wide.
+COLLECTOR_AROUND_INITIALIZE = """
+import asyncio, gc, json
+from wave_ls.server.app import create_server
+
+gc.disable()
+server = create_server()
+sent = []
+
+class Writer:
+    def write(self, data): sent.append(data)
+    def close(self): pass
+
+server.protocol.set_writer(Writer())
+initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"processId": None, "rootUri": None, "capabilities": {}}}
+
+async def main():
+    server.protocol.handle_message(server.protocol.structure_message(initialize))
+    answered = [json.loads(data.split(b"\\r\\n\\r\\n", 1)[1]) for data in sent]
+    during = gc.isenabled()
+    await asyncio.sleep(0)
+    print(json.dumps({"answered": [a.get("id") for a in answered], "during": during,
+                      "after": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+
+asyncio.run(main())
+"""
+
+
+def test_the_collector_is_back_on_once_initialize_is_answered(home: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", COLLECTOR_AROUND_INITIALIZE],
+        env=server_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    state = json.loads(done.stdout)
+    assert state["answered"] == [1]  # the answer went out while the collector was still off
+    assert state["during"] is False
+    assert state["after"] is True
+    assert state["frozen"] > 10_000  # start-up's long-lived objects, never walked again

@@ -76,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command:
         module_name = SUBCOMMANDS[args.command][0]
         exit_settled(int(importlib.import_module(module_name).run(args) or 0))
+    import gc
+
+    gc.disable()  # until `initialize` is answered: server.app.collect_from_now_on
     from wave_ls.server.app import serve
 
     return serve(tcp=args.tcp, host=args.host, port=args.port)

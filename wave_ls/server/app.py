@@ -174,6 +174,18 @@ def tuning(name: str, default: float, *, whole: bool = False) -> float:
     return default
 
 
+def collect_from_now_on() -> None:
+    """Turn the garbage collector back on once ``initialize`` is answered (``cli.main``
+    turns it off before the server's imports). Nearly everything start-up allocates
+    (lsprotocol's classes, the converter, our modules) lives as long as the server, so a
+    collection during start-up is wasted: ~30 ms of a ~0.5 s start here. Start-up's garbage
+    is collected once, then the rest is frozen: the collector's full passes never walk
+    those objects again (they were the completion p99 tail)."""
+    gc.collect()
+    gc.freeze()
+    gc.enable()
+
+
 def create_server() -> WaveServer:
     server = WaveServer()
 
@@ -205,9 +217,8 @@ def create_server() -> WaveServer:
             ls.root = Path(params.root_path)
         for problem in problems:
             ls.show_warning(problem)
-        # What start-up allocated lives as long as the server: keep the collector from
-        # walking it again and again (full collections were the completion p99 tail).
-        gc.freeze()
+        # Once this answer is sent (it is, before the loop runs its next callback).
+        asyncio.get_running_loop().call_soon(collect_from_now_on)
 
     from wave_ls.server import (
         agents_feature,
