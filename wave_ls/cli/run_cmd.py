@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from wave_ls.runtime.loop import TurnResult, last_assistant_text
     from wave_ls.runtime.settings import RuntimeSettings, model_client_for
     from wave_ls.session import AgentSession
-    from wave_ls.worktrees.isolation import IsolationError
+    from wave_ls.worktrees.model import IsolationError
 
     settings = RuntimeSettings.from_env().override(model=args.model)
     for warning in settings.problems:

@@ -82,7 +82,7 @@ def register(server: WaveServer) -> None:
     @server.feature(SESSION_NEW)
     async def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
         from wave_ls.session import resume_messages
-        from wave_ls.worktrees.isolation import IsolationError
+        from wave_ls.worktrees.model import IsolationError
 
         p = require_object(params, SESSION_NEW)
         chosen_mode = permission_mode_param(p, SESSION_NEW)

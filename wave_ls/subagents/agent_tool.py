@@ -14,7 +14,7 @@ from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.subagents.background import start_in_background
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, new_instance_id, run_delegation
-from wave_ls.worktrees.isolation import IsolationError
+from wave_ls.worktrees.model import IsolationError
 
 AGENT_TOOL = "Agent"
 

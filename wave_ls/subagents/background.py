@@ -17,7 +17,7 @@ from wave_ls.runtime.core import Message, ToolBlockUpdated, ToolContext, ToolErr
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, run_delegation
 from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
-from wave_ls.worktrees.isolation import IsolationError
+from wave_ls.worktrees.model import IsolationError
 
 
 class OutputWriter:

@@ -23,7 +23,7 @@ import secrets
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
 from wave_ls.runtime.core import (
@@ -45,13 +45,11 @@ from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
 from wave_ls.subagents.record import DelegationRecord
-from wave_ls.worktrees.isolation import (
-    IsolationError,
-    WorktreeLaunch,
-    finish_isolated_worktree,
-    launch_isolated_worktree,
-)
+from wave_ls.worktrees.model import IsolationError
 from wave_ls.worktrees.sandboxing import sandbox_prompt
+
+if TYPE_CHECKING:
+    from wave_ls.worktrees.isolation import WorktreeLaunch
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -186,6 +184,9 @@ async def run_delegation(
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
     launch: WorktreeLaunch | None = None
     if delegation.isolated:
+        # On first use (~15 ms of imports): a session that never isolates never pays it.
+        from wave_ls.worktrees.isolation import launch_isolated_worktree
+
         try:
             launch = await launch_isolated_worktree(
                 ctx.cwd,
@@ -287,6 +288,8 @@ async def run_delegation(
         if made is not None:
             workspace, sandbox = made
             record.sandbox = sandbox_details(sandbox)
+            from wave_ls.worktrees.isolation import finish_isolated_worktree
+
             ended = await finish_isolated_worktree(workspace)
             summary = ended.summary
             sandbox.close()

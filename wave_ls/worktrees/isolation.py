@@ -43,7 +43,7 @@ from wave_ls.worktrees.hooks import run_create_hooks, run_remove_hooks
 from wave_ls.worktrees.include import LOCAL_SETTINGS, copy_local_files
 from wave_ls.worktrees.layout import worktree_location
 from wave_ls.worktrees.manager import WorktreeManager
-from wave_ls.worktrees.model import Changes, WorktreeError
+from wave_ls.worktrees.model import Changes, IsolationError, WorktreeError
 from wave_ls.worktrees.names import agent_name, name_problem, session_name
 from wave_ls.worktrees.sandboxing import (
     DetachedHead,
@@ -62,10 +62,6 @@ FETCH_TIMEOUT = 15.0
 # machine does not wait FETCH_TIMEOUT for every delegation.
 FETCH_INTERVAL = 60.0
 DETAIL_LINES = 20
-
-
-class IsolationError(Exception):
-    """A worktree could not be made or removed; ``str(error)`` says why and what to do."""
 
 
 @dataclass

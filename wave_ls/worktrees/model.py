@@ -16,6 +16,10 @@ class WorktreeError(Exception):
     """A worktree operation was refused or failed; ``str(error)`` says what and what to do."""
 
 
+class IsolationError(Exception):
+    """A worktree could not be made or removed; ``str(error)`` says why and what to do."""
+
+
 @dataclass(frozen=True)
 class WorktreeInfo:
     """One worktree of a repository.

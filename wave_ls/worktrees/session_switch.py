@@ -10,17 +10,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from wave_ls.worktrees import in_use
-from wave_ls.worktrees.isolation import (
-    IsolatedWorktree,
-    IsolationError,
-    WorktreeOutcome,
-    enter_session_worktree,
-    exit_session_worktree,
-)
-from wave_ls.worktrees.manager import WorktreeManager
+from wave_ls.worktrees.model import IsolationError
+
+if TYPE_CHECKING:
+    from wave_ls.worktrees.isolation import IsolatedWorktree, WorktreeOutcome
+    from wave_ls.worktrees.manager import WorktreeManager
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +67,8 @@ class SessionWorktrees:
                 f"Already in a worktree session ({self.current.path}); "
                 "call ExitWorktree first to leave it."
             )
+        from wave_ls.worktrees.isolation import enter_session_worktree  # ~20 ms: on first use
+
         wt = await enter_session_worktree(
             self.original_cwd,
             name,
@@ -88,6 +87,8 @@ class SessionWorktrees:
         """Leave the worktree (keep or remove it); a refused removal leaves the session in it."""
         if self.current is None:
             raise IsolationError("No active worktree session to exit.")
+        from wave_ls.worktrees.isolation import exit_session_worktree
+
         outcome = await exit_session_worktree(
             self.current, action, discard_changes, manager=self.manager
         )

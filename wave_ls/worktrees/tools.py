@@ -12,7 +12,7 @@ from typing import Any, Literal, cast
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_str, require_str
-from wave_ls.worktrees.isolation import IsolationError
+from wave_ls.worktrees.model import IsolationError
 from wave_ls.worktrees.session_switch import SessionWorktrees
 
 ENTER_DESCRIPTION = """\
