@@ -6,7 +6,7 @@ process answers every round after 200 ms. The main agent starts N subagents with
 rounds). Wall time runs from the first task starting to the last task ending, as the client
 sees them in ``wave/session/update`` ``task`` updates; N = 20 is compared with N = 1, each batch
 in a new session.
-Batches of 1 and of 20 alternate (after a warm-up of each), five of each: the ratio compares
+Batches of 1 and of 20 alternate (after a warm-up of each), nine of each: the ratio compares
 the best of each (what the code costs when nothing else on the machine gets in the way; a
 loaded 2-core machine otherwise decides it), and the ratio of the medians is shown beside it.
 The server's CPU time per batch shows what the 20 cost the server itself.
@@ -127,7 +127,7 @@ async def run_batch(
 
 async def main(quick: bool) -> int:
     many = 5 if quick else 20
-    repeats = 2 if quick else 5
+    repeats = 2 if quick else 9
     heading(f"Background subagents (200 ms per model round, {many} at once)")
     with tempfile.TemporaryDirectory(prefix="wave-bench-bg-") as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
