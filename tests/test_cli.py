@@ -160,6 +160,19 @@ def test_each_subcommand_parses_its_own_arguments_and_serving_imports_none(
     bad = wave_ls("run", "hi", "--permission-mode", "sideways", env=server_env(home))
     assert bad.returncode == 2 and "invalid choice: 'sideways'" in bad.stderr
     assert "fake-model" in wave_ls("--port", "1", "--help", env=server_env(home)).stdout
+    # How editors start it (`wave-ls` or `wave-ls --stdio`) builds no parser at all.
+    for plain in ([], ["--stdio"]):
+        served = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "wave_ls", *plain],
+            env=server_env(home),
+            stdin=subprocess.DEVNULL,  # end of input at once: the server stops
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        imported = {line.rsplit("|", 1)[-1].strip() for line in served.stderr.splitlines()}
+        assert "wave_ls.server.app" in imported, served.stderr[-2000:]
+        assert "argparse" not in imported
 
 
 def test_demo_runs_offline_and_delegates(home: Path) -> None:

@@ -108,9 +108,11 @@ async def test_a_background_command_dies_with_a_killed_server(
 
 
 # The server starts with the collector off (``cli.main``) and turns it back on once the
-# ``initialize`` answer is out; run in its own interpreter, as the collector is process-wide.
+# ``initialize`` answer is out, when it also starts the process reaper; run in its own
+# interpreter, as the collector and the reaper are process-wide.
 COLLECTOR_AROUND_INITIALIZE = """
 import asyncio, gc, json
+from wave_ls.runtime.processes import reaper
 from wave_ls.server.app import create_server
 
 gc.disable()
@@ -128,16 +130,16 @@ initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
 async def main():
     server.protocol.handle_message(server.protocol.structure_message(initialize))
     answered = [json.loads(data.split(b"\\r\\n\\r\\n", 1)[1]) for data in sent]
-    during = gc.isenabled()
+    during = gc.isenabled(), reaper.pid
     await asyncio.sleep(0)
     print(json.dumps({"answered": [a.get("id") for a in answered], "during": during,
-                      "after": gc.isenabled(), "frozen": gc.get_freeze_count()}))
+                      "after": [gc.isenabled(), reaper.pid], "frozen": gc.get_freeze_count()}))
 
 asyncio.run(main())
 """
 
 
-def test_the_collector_is_back_on_once_initialize_is_answered(home: Path) -> None:
+def test_the_collector_and_the_reaper_start_once_initialize_is_answered(home: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", COLLECTOR_AROUND_INITIALIZE],
         env=server_env(home),
@@ -148,6 +150,8 @@ def test_the_collector_is_back_on_once_initialize_is_answered(home: Path) -> Non
     )
     state = json.loads(done.stdout)
     assert state["answered"] == [1]  # the answer went out while the collector was still off
-    assert state["during"] is False
-    assert state["after"] is True
+    assert state["during"] == [False, None]
+    collecting, reaper_pid = state["after"]
+    assert collecting is True
     assert state["frozen"] > 10_000  # start-up's long-lived objects, never walked again
+    assert isinstance(reaper_pid, int)  # before any command can start

@@ -6,13 +6,15 @@ those modules import their heavy dependencies inside ``run`` so start-up stays f
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    import argparse
 
 # subcommand -> (module, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
@@ -29,6 +31,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The command line of ``wave-ls``. Only the subcommand ``argv`` names gets its module
     imported for its arguments (importing all six cost the server's start ~15-30 ms); the
     others are listed with their help line."""
+    import argparse
+
     chosen = chosen_subcommand(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(
         prog="wave-ls", description="Language server with a coding-agent runtime and subagents."
@@ -63,10 +67,18 @@ def chosen_subcommand(argv: Sequence[str]) -> str | None:
     return None
 
 
+# How editors start the server: nothing to parse, so no parser is built (argparse's help
+# formatter alone imports shutil, lzma, bz2, gettext and locale: ~5 ms of the server's start).
+PLAIN_SERVE: tuple[list[str], ...] = ([], ["--stdio"])
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser(argv).parse_args(argv)
     from wave_ls.log import setup_logging
 
+    if list(sys.argv[1:] if argv is None else argv) in PLAIN_SERVE:
+        setup_logging()
+        return serve()
+    args = build_parser(argv).parse_args(argv)
     setup_logging(args.log_level, args.log_file)
     if args.version:
         from wave_ls import __version__
@@ -76,12 +88,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command:
         module_name = SUBCOMMANDS[args.command][0]
         exit_settled(int(importlib.import_module(module_name).run(args) or 0))
+    return serve(tcp=args.tcp, host=args.host, port=args.port)
+
+
+def serve(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> int:
+    """Serve LSP on stdin/stdout, or over TCP."""
     import gc
 
-    gc.disable()  # until `initialize` is answered: server.app.collect_from_now_on
-    from wave_ls.server.app import serve
+    gc.disable()  # until `initialize` is answered: server.app.after_initialize_answer
+    from wave_ls.server import app
 
-    return serve(tcp=args.tcp, host=args.host, port=args.port)
+    return app.serve(tcp=tcp, host=host, port=port)
 
 
 def exit_settled(code: int) -> NoReturn:

@@ -174,13 +174,22 @@ def tuning(name: str, default: float, *, whole: bool = False) -> float:
     return default
 
 
-def collect_from_now_on() -> None:
-    """Turn the garbage collector back on once ``initialize`` is answered (``cli.main``
-    turns it off before the server's imports). Nearly everything start-up allocates
-    (lsprotocol's classes, the converter, our modules) lives as long as the server, so a
-    collection during start-up is wasted: ~30 ms of a ~0.5 s start here. Start-up's garbage
-    is collected once, then the rest is frozen: the collector's full passes never walk
-    those objects again (they were the completion p99 tail)."""
+def after_initialize_answer() -> None:
+    """What start-up leaves until the ``initialize`` answer is sent (the editor waits for
+    it; nothing the agent starts can exist before it):
+
+    - the process reaper (a small process of its own: what the agent starts never outlives
+      this one, docs/tools.md);
+    - the garbage collector, which ``cli.main`` turns off before the server's imports.
+      Nearly everything start-up allocates (lsprotocol's classes, the converter, our
+      modules) lives as long as the server, so a collection during start-up is wasted:
+      ~30 ms of a ~0.5 s start here. Start-up's garbage is collected once, then the rest is
+      frozen: the collector's full passes never walk those objects again (they were the
+      completion p99 tail).
+    """
+    from wave_ls.runtime.processes import reaper
+
+    reaper.start()
     gc.collect()
     gc.freeze()
     gc.enable()
@@ -218,7 +227,7 @@ def create_server() -> WaveServer:
         for problem in problems:
             ls.show_warning(problem)
         # Once this answer is sent (it is, before the loop runs its next callback).
-        asyncio.get_running_loop().call_soon(collect_from_now_on)
+        asyncio.get_running_loop().call_soon(after_initialize_answer)
 
     from wave_ls.server import (
         agents_feature,
@@ -240,9 +249,6 @@ def serve(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> int:
     # Some libraries print; stdout belongs to JSON-RPC.
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     server = create_server()
-    from wave_ls.runtime.processes import reaper
-
-    reaper.start()  # what the agent starts never outlives this process (docs/tools.md)
     if tcp:
         server.start_tcp(host, port)
     else:
