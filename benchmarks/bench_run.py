@@ -10,8 +10,9 @@ Each round, interleaved so that the machine's load hits both alike:
 
     .venv/bin/python benchmarks/bench_run.py [--quick]
 
-Fifteen rounds; the ratio compares the best of each (the machine's load only adds time, so
-the best is the run it disturbed least), with the medians beside it, and the CPU time of
+Fifteen rounds; the target's ratio is the median of the fifteen rounds' ratios (each
+round's runs follow one another and share the machine's load; no single lucky run decides
+it), with the ratio of the best of each and the medians beside it, and the CPU time of
 each whole process (``wait4``), which load does not change: the SDK alone (import, client,
 one streamed request) against all of ``wave-ls run``.
 
@@ -38,6 +39,7 @@ from common import (
     heading,
     model_script,
     note,
+    paired_ratio,
     parse_options,
     server_env,
     write_agent,
@@ -154,13 +156,12 @@ def main() -> None:
     figure("the SDK alone: process start to its first request, best", min(sdks) * 1000, "ms")
     figure("wave-ls run: process start to the first model request, best", min(starts) * 1000, "ms")
     figure(
-        "start vs the bare import (best of each)",
-        min(starts) / min(imports),
+        "start vs the bare import (median of the rounds' ratios)",
+        paired_ratio(starts, imports),
         "x",
         START_RATIO,
-        note=f"medians {statistics.median(starts) * 1000:.0f} / "
-        f"{statistics.median(imports) * 1000:.0f} ms: "
-        f"{statistics.median(starts) / statistics.median(imports):.2f}x",
+        note=f"best of each: {min(starts) / min(imports):.2f}x; medians "
+        f"{statistics.median(starts) * 1000:.0f} / {statistics.median(imports) * 1000:.0f} ms",
     )
     figure(
         "process exit after the answer is printed", statistics.median(exits) * 1000, "ms", EXIT_MS
