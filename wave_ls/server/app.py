@@ -200,6 +200,9 @@ def create_server() -> WaveServer:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: WaveServer, params: types.InitializeParams) -> None:
+        # Runs once this answer (or the error, should anything below raise) is sent: before
+        # the loop runs its next callback.
+        asyncio.get_running_loop().call_soon(after_initialize_answer)
         options, problems = parse_initialization_options(params.initialization_options)
         ls.options = options
         if options.logFile or options.logLevel:
@@ -226,8 +229,6 @@ def create_server() -> WaveServer:
             ls.root = Path(params.root_path)
         for problem in problems:
             ls.show_warning(problem)
-        # Once this answer is sent (it is, before the loop runs its next callback).
-        asyncio.get_running_loop().call_soon(after_initialize_answer)
 
     from wave_ls.server import (
         agents_feature,
