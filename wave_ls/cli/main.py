@@ -75,10 +75,11 @@ PLAIN_SERVE: tuple[list[str], ...] = ([], ["--stdio"])
 def main(argv: list[str] | None = None) -> int:
     from wave_ls.log import setup_logging
 
-    if list(sys.argv[1:] if argv is None else argv) in PLAIN_SERVE:
+    arguments = sys.argv[1:] if argv is None else argv
+    if arguments in PLAIN_SERVE:
         setup_logging()
         return serve()
-    args = build_parser(argv).parse_args(argv)
+    args = build_parser(arguments).parse_args(arguments)
     setup_logging(args.log_level, args.log_file)
     if args.version:
         from wave_ls import __version__

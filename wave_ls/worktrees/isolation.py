@@ -291,9 +291,7 @@ class WorktreeLaunch:
         """``wait``, with None when the worktree could not be made."""
         try:
             return await self.wait()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
+        except Exception:  # a cancellation is not one: it goes on up
             return None
 
     def abandon(self) -> None:
