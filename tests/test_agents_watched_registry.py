@@ -68,6 +68,29 @@ def test_a_sweep_prepares_a_renewed_catalog_before_load_hands_it_out(
     assert prepared and prepared[-1] is catalog
 
 
+def test_each_renewal_is_told_after_the_new_catalog_is_handed_out(
+    registry: AgentRegistry, project: Path
+) -> None:
+    folder = project / ".wave" / "agents"
+    path = write(folder, "alpha", "First words")
+    told: list[str | None] = []
+    registry.on_renewed(lambda: told.append(description(registry.load(project), "alpha")))
+    registry.load(project)
+    assert told == []  # a first load renews nothing
+
+    write(folder, "alpha", "Second thoughts, longer")
+    registry.sweep()
+    assert told == ["Second thoughts, longer"]
+    registry.sweep()
+    registry.load(project)
+    assert told == ["Second thoughts, longer"]  # nothing changed: nothing told
+
+    write(folder, "alpha", "Third", mtime=path.stat().st_mtime)
+    registry.files_changed([path])
+    assert description(registry.load(project), "alpha") == "Third"  # a load renews it
+    assert told[1:] == ["Third"]
+
+
 def test_a_sweep_that_pauses_between_slices_of_stats_still_sees_every_edit(
     registry: AgentRegistry, project: Path
 ) -> None:

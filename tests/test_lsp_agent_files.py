@@ -247,6 +247,21 @@ async def test_a_file_created_outside_the_editor_is_seen_at_save_and_watch(
         assert await editor.diagnostics(uri, lambda d: not d) == []
 
 
+async def test_a_change_no_client_reports_is_seen_by_the_sweep(home: Path, project: Path) -> None:
+    # The open files are judged again whenever the registry renews a catalog, not only at a
+    # save or a reported file event: a client that cannot watch still sees the change.
+    folder = agents_dir(project)
+    async with wave_client(server_env(home), root=project) as client:
+        editor = AgentEditor(client)
+        uri = editor.open(folder / "helper.md", agent_text("helper"))
+        assert await editor.diagnostics(uri) == []
+        user_file = agents_dir(home) / "helper.md"
+        user_file.write_text(agent_text("helper"), encoding="utf-8")
+        assert "user-level" in only(await editor.diagnostics(uri, bool)).message
+        user_file.unlink()
+        assert await editor.diagnostics(uri, lambda d: not d) == []
+
+
 async def test_model_values_are_checked_against_the_endpoint(
     home: Path, project: Path, fake_model: FakeModelServer, tmp_path: Path
 ) -> None:

@@ -139,6 +139,9 @@ class AgentRegistry:
         self.sweep_count = 0
         """How many background sweeps ran; for tests and benchmarks."""
         self._listeners: list[Callable[[AgentCatalog], object]] = []
+        self._renewal_listeners: list[Callable[[], object]] = []
+        self._renewals = 0  # catalogs replaced by newer ones (counted under the lock)
+        self._renewals_told = 0
 
     def register_plugin(self, name: str, directory: Path) -> None:
         """Add (or replace) plugin ``name`` whose agents are ``directory/agents/*.md``;
@@ -175,6 +178,12 @@ class AgentRegistry:
         ]
 
     def _loaded(self, cwd: Path) -> _Loaded:
+        try:
+            return self._up_to_date(cwd)
+        finally:
+            self._tell_renewals()
+
+    def _up_to_date(self, cwd: Path) -> _Loaded:
         env = self._env if self._env is not None else os.environ
         if self._watcher is not None:
             current = self._current(cwd, env)
@@ -247,7 +256,9 @@ class AgentRegistry:
             used,
         )
         if sweeping:  # what requests will need of it is made before they can see it
-            self._prepare(loaded.catalog)
+            self._tell(self._listeners, loaded.catalog)
+        if previous is not None:
+            self._renewals += 1
         self._catalogs[cwd] = loaded
         return loaded
 
@@ -390,6 +401,20 @@ class AgentRegistry:
         ``load`` hands it out), to prepare what the next request will need of it."""
         self._listeners.append(listener)
 
+    def on_renewed(self, listener: Callable[[], object]) -> None:
+        """Call ``listener`` after a catalog was replaced by a newer one, by a sweep or by
+        a ``load`` (in that thread, once the new catalog is handed out and no lock is
+        held): what was judged by the old catalog can be judged again."""
+        self._renewal_listeners.append(listener)
+
+    def _tell_renewals(self) -> None:
+        # Told at least once after each renewal: a thread that renewed reads the count
+        # after its own increment, so a race can only tell twice, never lose one.
+        renewals = self._renewals
+        if renewals != self._renewals_told:
+            self._renewals_told = renewals
+            self._tell(self._renewal_listeners)
+
     def files_changed(self, paths: Iterable[Path | str]) -> None:
         """Files reported created, changed or deleted (the client's
         ``workspace/didChangeWatchedFiles``): the next ``load`` that reads their directory
@@ -446,16 +471,18 @@ class AgentRegistry:
                     self._reported.setdefault(agent_dir, set()).update(names)
                 for cwd in stale:
                     self._load(cwd, env, "quick", sweeping=True)
+            self._tell_renewals()
         if time.monotonic() - self._cache_saved_at >= CACHE_SAVE_SECONDS:
             with self._lock:
                 if self._disk.save():
                     self._cache_saved_at = time.monotonic()
         self.sweep_count += 1
 
-    def _prepare(self, catalog: AgentCatalog) -> None:
-        for listener in self._listeners:
+    @staticmethod
+    def _tell(listeners: list[Callable[..., object]], *args: object) -> None:
+        for listener in listeners:
             try:
-                listener(catalog)
+                listener(*args)
             except Exception:
                 log.exception("a listener of agent changes failed")
 

@@ -9,9 +9,11 @@ this module converts between it and LSP (positions in the negotiated encoding).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import os
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
         TextRange,
     )
     from wave_ls.agents.definition import Problem
+    from wave_ls.agents.discovery import AgentDir, ParsedFile
     from wave_ls.runtime.model_list import ModelList
     from wave_ls.server.app import WaveServer
 
@@ -71,6 +74,8 @@ class AgentDocuments:
         self._tool_docs: Mapping[str, str] | None = None
         self._tool_docs_loading: asyncio.Task[None] | None = None
         self._models: ModelList | None = None
+        self._renewals_from: int | None = None  # the thread that checks, once it listens
+        self._checking = False
 
     # ------------------------------------------------------------------ which documents
 
@@ -190,7 +195,7 @@ class AgentDocuments:
             text,
             place.path,
             place.agent_dir,
-            ls.agents.directories(place.cwd),
+            self._neighbours(place.cwd),
             self.models.known(ls.settings.base_url, ls.settings.api_key),
         )
         lines = split_lines(text)
@@ -204,6 +209,28 @@ class AgentDocuments:
         checked = _Checked(document.version, text, diagnostics)
         self._checked[uri] = checked
         return checked
+
+    def _neighbours(self, cwd: Path) -> list[tuple[AgentDir, tuple[ParsedFile, ...]]]:
+        """The agent directories a file is judged against; the open files are checked again
+        whenever the registry renews a catalog (a sweep saw a change, a request read one)."""
+        registry = self.server.agents
+        if self._renewals_from is None:
+            loop = asyncio.get_running_loop()
+            self._renewals_from = threading.get_ident()
+            registry.on_renewed(lambda: self._catalog_renewed(loop))
+        self._checking = True
+        try:
+            return registry.directories(cwd)
+        finally:
+            self._checking = False
+
+    def _catalog_renewed(self, loop: asyncio.AbstractEventLoop) -> None:
+        # Any thread. A renewal made by our own check (this thread, inside ``_neighbours``)
+        # is what that check is judging by already.
+        if self._checking and threading.get_ident() == self._renewals_from:
+            return
+        with contextlib.suppress(RuntimeError):  # a closed loop: the server is ending
+            loop.call_soon_threadsafe(self.recheck_all)
 
     @staticmethod
     def _diagnostic(problem: Problem, where: types.Range) -> types.Diagnostic:
