@@ -241,6 +241,42 @@ async def test_three_tasks_ending_together_wake_the_idle_session_once_each(
     assert len([b for b in sub_bodies(fake_model) if "LATE TASK" in str(b["messages"])]) == 3
 
 
+async def test_tasks_ending_a_moment_apart_share_one_automatic_turn(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # FAIL-4: while other tasks still run, the idle session gathers notices for a moment
+    # (NOTICE_GATHER_SECONDS) so that tasks ending together cost one more model request, not
+    # one each; the last task, with nothing else running, is answered at once.
+    fake_model.set_script(
+        script(
+            route(
+                "start three",
+                reply(
+                    "",
+                    delegate_bg("PAIR TASK A", "Pair A"),
+                    delegate_bg("PAIR TASK B", "Pair B"),
+                    delegate_bg("SLOW TASK", "Slow one"),
+                ),
+                reply("Three started."),
+            ),
+            route("PAIR TASK A", reply("RESULT A", delay=0.3)),
+            route("PAIR TASK B", reply("RESULT B", delay=0.35)),
+            route("SLOW TASK", reply("RESULT SLOW", delay=1.5)),
+            route(NOTICE, reply("Noted.")),
+        )
+    )
+    async with wave_client(server_env(home, fake_model.base_url), caps=capabilities()) as client:
+        sid = await new_session(client, project)
+        assert (await send(client, sid, "start three"))["text"] == "Three started."
+        await wait_for(lambda: len(notice_messages(client, sid)) == 3, 20, "three notices")
+        await wait_turn_after_last_notice(client, sid)
+        await asyncio.sleep(0.3)  # no further turn comes
+    automatic = main_bodies(fake_model)[2:]
+    assert [len(notices(body)) for body in automatic] == [2, 3]
+    first_two = " ".join(notices(automatic[0]))
+    assert "<result>RESULT A</result>" in first_two and "<result>RESULT B</result>" in first_two
+
+
 async def test_a_message_sent_during_an_automatic_turn_waits_for_it(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:

@@ -55,6 +55,10 @@ from wave_ls.worktrees.tools import EnterWorktreeTool, ExitWorktreeTool
 
 log = logging.getLogger(__name__)
 
+# An idle session waits this long for more task notices, while other tasks still run, before
+# its automatic turn (docs/protocol.md, "Background tasks and automatic turns").
+NOTICE_GATHER_SECONDS = 0.25
+
 
 class SessionBusy(Exception):
     """A message was sent while the session's previous turn is still running."""
@@ -208,6 +212,11 @@ class AgentSession:
 
     async def _wake(self) -> None:
         await asyncio.sleep(0)  # a turn that is running takes the notices first
+        if self.tasks.has_running:
+            # Others may end in a moment (tasks started together end together): one turn
+            # answers all their notices, instead of one turn, and one more request carrying
+            # the whole conversation, per task.
+            await asyncio.sleep(NOTICE_GATHER_SECONDS)
         while self.tasks.pending_notices and not self._lock.locked() and not self._closed:
             async with self._lock:
                 if not self.tasks.pending_notices:  # a message queued first has taken them
