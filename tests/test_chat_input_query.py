@@ -107,3 +107,17 @@ def test_offsets_agree_with_counting_each_character(
     assert offset_to_index(text, offset, encoding) == (expected if offset > 0 else 0)
     index = data.draw(st.integers(0, len(text)), label="index")
     assert index_to_offset(text, index, encoding) == sum(_units(c, encoding) for c in text[:index])
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_a_text_of_many_pieces_is_counted_whole(encoding: Encoding) -> None:
+    # A long text's length is counted a piece at a time (no 20 MB encoding at once); every
+    # piece counts once, wherever its cuts fall (pairs, lone surrogates, accents).
+    text = "😀é\ud83d中 a\ude00" * 40_000 + " @fil"
+    units = [_units(char, encoding) for char in text]
+    assert length(text, encoding) == sum(units)
+    assert at_query(text, sum(units), encoding, strict=True) == "fil"
+    for index in (1, 99_999, 150_001, len(text) - 3):
+        offset = sum(units[:index])
+        assert offset_to_index(text, offset, encoding) == index
+        assert index_to_offset(text, index, encoding) == offset

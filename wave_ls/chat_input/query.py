@@ -47,11 +47,11 @@ class _Offsets:
     are: three UTF-8 bytes, one UTF-16 unit)."""
 
     def __init__(self, text: str, encoding: Encoding) -> None:
+        self.text = text
         self.encoding = encoding
         self.chars = len(text)
         self.same = encoding == "utf-32" or text.isascii()  # isascii is O(1) in CPython
-        self.data = b"" if self.same else _encode(text, encoding)
-        self.length = len(text) if self.same else _units_in(self.data, encoding)
+        self.length = len(text) if self.same else _units(text, encoding)
         self.same = self.same or self.length == len(text)  # UTF-16 of BMP-only text
 
     def index(self, offset: int) -> tuple[int, int]:
@@ -60,25 +60,34 @@ class _Offsets:
         offset = min(max(offset, 0), self.length)
         if self.same or not offset:
             return offset, offset
-        data = self.data
-        extra = self.length - self.chars  # units beyond one per character, in all
-        # The extra units on the shorter side of the offset are counted (a byte count at C
-        # speed): a cursor at the end of a long text costs nothing.
+        # Only the shorter side of the offset is encoded, and its extra units (beyond one
+        # per character) counted at C speed: a cursor at the end of a long text costs
+        # nothing. A side of n units is at most n characters; one more character gives the
+        # unit just before the offset (or the byte at it) to look at.
+        text, extra = self.text, self.length - self.chars
+        head = offset * 2 <= self.length
+        if head:
+            data = _encode(text[: offset + 1], self.encoding)
+            at = offset  # where the offset falls in ``data``, in units
+        else:
+            data = _encode(text[max(0, self.chars - (self.length - offset) - 1) :], self.encoding)
+            at = _units_in(data, self.encoding) - (self.length - offset)
         if self.encoding == "utf-8":
-            while offset < len(data) and 0x80 <= data[offset] <= 0xBF:
+            while at < len(data) and 0x80 <= data[at] <= 0xBF:  # inside a character
+                at -= 1
                 offset -= 1
-            if offset * 2 <= len(data):
-                before = len(data[:offset].translate(None, _NOT_CONTINUATION))
+            if head:
+                before = len(data[:at].translate(None, _NOT_CONTINUATION))
             else:
-                before = extra - len(data[offset:].translate(None, _NOT_CONTINUATION))
+                before = extra - len(data[at:].translate(None, _NOT_CONTINUATION))
             return offset - before, offset
         # UTF-16: each pair is two units but one character. A pair the offset splits counts
         # as before it, which moves the index back to that character's start.
-        split = 0xD8 <= data[2 * offset - 1] <= 0xDB
-        if offset * 2 <= self.length:
-            highs = len(data[1 : 2 * offset : 2].translate(None, _NOT_HIGH_SURROGATE))
+        split = 0xD8 <= data[2 * at - 1] <= 0xDB
+        if head:
+            highs = len(data[1 : 2 * at : 2].translate(None, _NOT_HIGH_SURROGATE))
         else:
-            highs = extra - len(data[2 * offset + 1 :: 2].translate(None, _NOT_HIGH_SURROGATE))
+            highs = extra - len(data[2 * at + 1 :: 2].translate(None, _NOT_HIGH_SURROGATE))
         return offset - highs, offset - 1 if split else offset
 
 
@@ -92,6 +101,19 @@ def _encode(text: str, encoding: Encoding) -> bytes:
 
 def _units_in(data: bytes, encoding: Encoding) -> int:
     return len(data) if encoding == "utf-8" else len(data) // 2
+
+
+# A long text's length is counted a piece at a time: one 20 MB encoding cost 7-19 ms here,
+# most of it the kernel handing out fresh pages, while pieces reuse the same memory.
+_PIECE_CHARS = 1 << 16
+
+
+def _units(text: str, encoding: Encoding) -> int:
+    # Any cut is safe: each code point is encoded on its own (lone surrogates never pair).
+    return sum(
+        _units_in(_encode(text[start : start + _PIECE_CHARS], encoding), encoding)
+        for start in range(0, len(text), _PIECE_CHARS)
+    )
 
 
 def offset_to_index(text: str, offset: int, encoding: Encoding = "utf-16") -> int:
@@ -110,7 +132,7 @@ def length(text: str, encoding: Encoding = "utf-16") -> int:
     """The length of `text` in `encoding` units (the largest valid cursor)."""
     if encoding == "utf-32" or text.isascii():
         return len(text)
-    return _units_in(_encode(text, encoding), encoding)
+    return _units(text, encoding)
 
 
 def at_word(
