@@ -144,7 +144,7 @@ def test_duplicates_and_overrides_against_the_files_on_disk() -> None:
     assert duplicate.severity == "error" and duplicate.message.startswith(
         "duplicate name 'helper': b.md in the same directory already defines it"
     )
-    assert override.severity == "information"
+    assert override.severity == "info"
 
 
 def test_outline_reads_broken_yaml_and_skips_fenced_headings() -> None:

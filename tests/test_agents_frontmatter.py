@@ -219,15 +219,15 @@ def test_model_is_kept_and_defaults_to_inherit() -> None:  # LOAD-5, EXP-1
 
 def test_unknown_keys_are_kept_as_text() -> None:
     defn, problems = parse(
-        "name: a\ndescription: d\ncolor: blue\nmaxTurns: 5\n"
-        "skills: [lint, test]\nhooks:\n  Stop: echo done\n"
+        "name: a\ndescription: d\ninitialPrompt: go\nversion: 5\n"
+        "tags: [lint, test]\nowner:\n  team: core\n"
     )
     assert problems == []
     assert dict(defn.extra) == {
-        "color": "blue",
-        "maxTurns": "5",
-        "skills": "[lint, test]",
-        "hooks": "Stop: echo done",
+        "initialPrompt": "go",
+        "version": "5",
+        "tags": "[lint, test]",
+        "owner": "team: core",
     }
 
 

@@ -252,5 +252,14 @@ def test_duplicate_names_in_one_directory_first_file_by_name_wins(tmp_path: Path
 
 
 def test_problem_to_json_has_the_protocol_shape() -> None:
-    assert Problem("/a.md", 3, "msg").to_json() == {"path": "/a.md", "line": 3, "message": "msg"}
-    assert Problem("/a.md", None, "msg", "warning").to_json() == {"path": "/a.md", "message": "msg"}
+    assert Problem("/a.md", 3, "msg").to_json() == {
+        "path": "/a.md",
+        "line": 3,
+        "message": "msg",
+        "severity": "error",
+    }
+    assert Problem("/a.md", None, "msg", "warning").to_json() == {
+        "path": "/a.md",
+        "message": "msg",
+        "severity": "warning",
+    }

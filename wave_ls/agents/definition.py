@@ -11,7 +11,19 @@ from typing import Any, Literal
 from wave_ls.agents.toolset import tool_summary
 
 Source = Literal["builtin", "user", "project", "plugin"]
-Severity = Literal["error", "warning", "information"]
+Severity = Literal["error", "warning", "info"]
+
+# Claude Code's values of the frontmatter keys wave-ls honours (docs/agents.md).
+PERMISSION_MODES: tuple[str, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+)
+EFFORTS: tuple[str, ...] = ("low", "medium", "high")
+MEMORY_SCOPES: tuple[str, ...] = ("user", "project", "local")
+HOOK_EVENTS: tuple[str, ...] = ("PreToolUse", "PostToolUse", "Stop")
 
 
 class ProblemCode:
@@ -22,6 +34,12 @@ class ProblemCode:
     MISSING_NAME = "missing-name"
     MISSING_DESCRIPTION = "missing-description"
     NOT_BOOLEAN = "not-boolean"
+    # A one-line value read the way Claude Code reads it (the whole line, quoted for you).
+    LENIENT_VALUE = "lenient-value"
+    BAD_VALUE = "bad-value"
+    # A Claude Code tool name given as its wave-ls equivalent (or dropped), a note.
+    TOOL_MAPPED = "tool-mapped"
+    MCP_TOOL = "mcp-tool"
 
 
 # Display and precedence order: a later source overrides an earlier one by name.
@@ -33,8 +51,17 @@ class AgentDefinition:
     """One subagent, as parsed from its Markdown file.
 
     ``tools``/``disallowed_tools`` are ``None`` when the key is absent (``tools: "*"`` is
-    also ``None``: every tool); ``model`` is ``"inherit"`` or a model id; ``isolation`` is
-    kept as written (only ``"worktree"`` means anything); ``extra`` holds unknown keys.
+    also ``None``: every tool); ``model`` is ``"inherit"``, a tier (``haiku``, ``sonnet``,
+    ``opus``) or a model id; ``isolation`` is kept as written (only ``"worktree"`` means
+    anything); ``extra`` holds unknown keys.
+
+    Claude Code's keys (docs/agents.md): ``permission_mode`` one of ``PERMISSION_MODES``;
+    ``max_turns`` the most model requests of one run; ``background`` always run in the
+    background; ``color`` the chip's colour as written; ``effort`` one of ``EFFORTS``;
+    ``skills`` skill names loaded at the start; ``memory`` one of ``MEMORY_SCOPES``;
+    ``hooks`` the agent's own hooks, ``{event: [{matcher?, hooks: [{type, command,
+    timeout?}]}]}`` as in the settings files (events of ``HOOK_EVENTS``); ``mcp_tools`` the
+    ``mcp__...`` names of ``tools`` (kept for the MCP servers, not yet usable).
     """
 
     name: str
@@ -48,6 +75,15 @@ class AgentDefinition:
     source: Source = "project"
     path: Path | None = None
     extra: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    permission_mode: str | None = None
+    max_turns: int | None = None
+    background: bool = False
+    color: str | None = None
+    effort: str | None = None
+    skills: tuple[str, ...] = ()
+    memory: str | None = None
+    hooks: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    mcp_tools: tuple[str, ...] = ()
 
     @property
     def worktree_isolated(self) -> bool:
@@ -65,6 +101,10 @@ class AgentDefinition:
         }
         if self.isolation is not None:
             out["isolation"] = self.isolation
+        if self.color is not None:
+            out["color"] = self.color
+        if self.background:
+            out["background"] = True
         # A built-in's file lives inside the installed package: not something to edit.
         if self.path is not None and self.source != "builtin":
             out["path"] = str(self.path)
@@ -87,8 +127,9 @@ class Problem:
     """Something wrong with an agent file: where (``line`` is 1-based) and what to do.
 
     ``severity`` is ``"error"`` when the file was skipped, ``"warning"`` when the agent was
-    loaded anyway (an ignored tool name, a non-boolean ``omitAgentsMd``), ``"information"``
-    for what only the editor shows (a name that overrides another scope's). The editor uses
+    loaded anyway (an ignored tool name, a non-boolean ``omitAgentsMd``, a value read the
+    lenient way Claude Code reads it), ``"info"`` for a note (a Claude Code tool name given
+    as its equivalent; a name that overrides another scope's). The editor uses
     the rest: ``span`` is the exact text at fault when known, ``code`` names the kind of
     problem (see ``ProblemCode``), ``suggestion`` is the "did you mean" replacement.
     """
@@ -102,11 +143,12 @@ class Problem:
     suggestion: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The item of PROTOCOL.md's ``problems`` list: ``{path, line?, message}``."""
+        """The item of PROTOCOL.md's ``problems`` list: ``{path, line?, message, severity}``."""
         out: dict[str, Any] = {"path": self.path}
         if self.line is not None:
             out["line"] = self.line
         out["message"] = self.message
+        out["severity"] = self.severity
         return out
 
     def __str__(self) -> str:

@@ -38,7 +38,8 @@ HOW_TO_START = (
 class Node:
     """A value as written: a ``scalar`` (its ``text``; ``plain`` when unquoted and not a
     block scalar, the only kind that can be a YAML boolean), a ``sequence`` of ``items`` or a
-    ``mapping``; ``span`` is where it is written in the file, ``source`` its YAML source."""
+    ``mapping``; ``span`` is where it is written in the file, ``source`` its YAML source,
+    ``data`` a mapping's value as nested dicts, lists and strings."""
 
     kind: Literal["scalar", "sequence", "mapping"]
     span: Span
@@ -46,6 +47,7 @@ class Node:
     text: str | None = None
     plain: bool = False
     items: tuple[Node, ...] = ()
+    data: Any = None
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,7 @@ def _node(value: Any, lines: list[str], row: int, column: int, stop: int, first:
         plain = lines[row][column : column + 1] not in ("'", '"', "|", ">", "[", "{", "!", "&", "*")
         return Node("scalar", span, source, str(value.data), plain=plain)
     if value.is_mapping():
-        return Node("mapping", span, source)
+        return Node("mapping", span, source, data=value.data)
     items = tuple(
         Node("scalar", span, source, str(item.data), plain=True)
         if item.is_scalar()

@@ -8,9 +8,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import cast
+from typing import Any, cast
 
-from wave_ls.agents.definition import AgentDefinition, Problem, ProblemCode, Source, Span
+from wave_ls.agents.definition import (
+    EFFORTS,
+    HOOK_EVENTS,
+    MEMORY_SCOPES,
+    PERMISSION_MODES,
+    AgentDefinition,
+    Problem,
+    ProblemCode,
+    Source,
+    Span,
+)
 from wave_ls.agents.frontmatter import (
     Entry,
     Frontmatter,
@@ -37,6 +47,14 @@ KNOWN_KEYS = frozenset(
         "isolation",
         "omitAgentsMd",
         "omitClaudeMd",
+        "permissionMode",
+        "maxTurns",
+        "background",
+        "color",
+        "effort",
+        "skills",
+        "memory",
+        "hooks",
     }
 )
 
@@ -184,6 +202,78 @@ class _Reader:
                 )
         return result
 
+    def choice(self, key: str, values: tuple[str, ...]) -> str | None:
+        """One of ``values`` (matched without regard to case); anything else is a warning
+        and counts as absent."""
+        entry = self.entries.get(key)
+        written = self.text(key) if entry is not None else None
+        if entry is None or not written:
+            return None
+        for value in values:
+            if value.casefold() == written.casefold():
+                return value
+        self.warn(
+            entry.line,
+            f"{key}: '{written}' is not one of {', '.join(values)}; ignored",
+            entry.node.span,
+            ProblemCode.BAD_VALUE,
+        )
+        return None
+
+    def count(self, key: str) -> int | None:
+        """A whole number above 0; anything else is a warning and counts as absent."""
+        entry = self.entries.get(key)
+        written = self.text(key) if entry is not None else None
+        if entry is None or not written:
+            return None
+        if written.isdigit() and int(written) > 0:
+            return int(written)
+        self.warn(
+            entry.line,
+            f"{key}: '{written}' is not a whole number above 0; ignored",
+            entry.node.span,
+            ProblemCode.BAD_VALUE,
+        )
+        return None
+
+    def names(self, key: str) -> tuple[str, ...]:
+        """A list of names in any of the three list spellings (no checking of the names)."""
+        entry = self.entries.get(key)
+        if entry is None:
+            return ()
+        node = entry.node
+        items = [node] if node.kind == "scalar" else list(node.items)
+        out: list[str] = []
+        for item in items:
+            for part in re.split(r"[,\s]+", item.text or ""):
+                if part and part not in out:
+                    out.append(part)
+        return tuple(out)
+
+    def hooks(self) -> dict[str, Any]:
+        """The agent's own hooks, shaped like the settings files' ``hooks``."""
+        entry = self.entries.get("hooks")
+        if entry is None:
+            return {}
+        data = entry.node.data
+        if entry.node.kind != "mapping" or not isinstance(data, dict):
+            if (entry.node.text or "").strip():
+                self.warn(entry.line, "hooks: expected a mapping of events; ignored", None)
+            return {}
+        out: dict[str, Any] = {}
+        for event, matchers in data.items():
+            if event not in HOOK_EVENTS:
+                self.warn(
+                    entry.line,
+                    f"hooks: '{event}' is not an event a subagent runs "
+                    f"({', '.join(HOOK_EVENTS)}); ignored",
+                    None,
+                    ProblemCode.BAD_VALUE,
+                )
+                continue
+            out[event] = _plain(matchers)
+        return out
+
     def extra(self) -> dict[str, str]:
         """Unknown keys: scalars as their text, lists and mappings as their YAML source."""
         out: dict[str, str] = {}
@@ -250,6 +340,14 @@ def _definition(
     model = reader.text("model") or "inherit"
     isolation = _isolation(entries)
     omit = reader.flag("omitAgentsMd", "omitClaudeMd")
+    permission_mode = reader.choice("permissionMode", PERMISSION_MODES)
+    max_turns = reader.count("maxTurns")
+    background = reader.flag("background")
+    color = reader.text("color") or None
+    effort = reader.choice("effort", EFFORTS)
+    skills = reader.names("skills")
+    memory = reader.choice("memory", MEMORY_SCOPES)
+    hooks = reader.hooks()
     if reader.errors or name is None or description is None:
         return None
     return AgentDefinition(
@@ -264,6 +362,14 @@ def _definition(
         source=cast(Source, source),
         path=path,
         extra=MappingProxyType(reader.extra()),
+        permission_mode=permission_mode,
+        max_turns=max_turns,
+        background=background,
+        color=color,
+        effort=effort,
+        skills=skills,
+        memory=memory,
+        hooks=hooks,
     )
 
 
@@ -277,6 +383,15 @@ def _isolation(entries: dict[str, Entry]) -> str | None:
 
 def _none_if_wildcard(names: tuple[str, ...] | None) -> tuple[str, ...] | None:
     return None if names is not None and ALL_TOOLS_WILDCARD in names else names
+
+
+def _plain(value: Any) -> Any:
+    """strictyaml's data as plain JSON values (its mappings are ordered dicts)."""
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
 
 
 def _shape(node: Node) -> str:

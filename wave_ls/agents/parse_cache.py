@@ -125,6 +125,7 @@ def _parsed_to_json(parsed: ParsedFile) -> dict[str, Any]:
         values = {field.name: getattr(definition, field.name) for field in fields(definition)}
         values["path"] = None if definition.path is None else str(definition.path)
         values["extra"] = dict(definition.extra)
+        values["hooks"] = dict(definition.hooks)
         out["definition"] = values
     return out
 
@@ -146,6 +147,8 @@ def _parsed_from_json(entry: dict[str, Any], path: Path) -> ParsedFile:
                 else tuple(values["disallowed_tools"]),
                 "path": None if values["path"] is None else Path(values["path"]),
                 "extra": MappingProxyType(dict(values["extra"])),
+                "skills": tuple(values.get("skills", ())),
+                "mcp_tools": tuple(values.get("mcp_tools", ())),
             }
         )
     return ParsedFile(path, definition, problems, entry.get("nameLine"))

@@ -49,7 +49,7 @@ SOURCE = "wave-ls"
 SEVERITY = {
     "error": types.DiagnosticSeverity.Error,
     "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
+    "info": types.DiagnosticSeverity.Information,
 }
 
 

@@ -195,7 +195,7 @@ def _neighbours(
 def _info(
     path: Path, line: int | None, span: Span | None, message: str, code: str = Codes.OVERRIDES
 ) -> Problem:
-    return Problem(str(path), line, message, "information", span, code)
+    return Problem(str(path), line, message, "info", span, code)
 
 
 def _named(parsed: ParsedFile, name: str) -> bool:
