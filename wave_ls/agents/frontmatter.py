@@ -9,6 +9,7 @@ grows faster than the depth, and agent files need only ``key: value`` lines and 
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from dataclasses import dataclass
@@ -52,12 +53,15 @@ class Node:
 
 @dataclass(frozen=True)
 class Entry:
-    """One top-level ``key: value`` of the frontmatter; ``line`` is 1-based in the file."""
+    """One top-level ``key: value`` of the frontmatter; ``line`` is 1-based in the file;
+    ``lenient`` when the value is the whole line because YAML could not read it as written
+    (``claude_quoted``)."""
 
     key: str
     line: int
     node: Node
     key_span: Span
+    lenient: bool = False  # its one-line value was read whole, as Claude Code reads it
 
 
 def split_frontmatter(text: str) -> Frontmatter:
@@ -69,8 +73,11 @@ def split_frontmatter(text: str) -> Frontmatter:
 def read_mapping(front: Frontmatter) -> list[Entry]:
     """The top-level entries of the frontmatter, in file order.
 
-    Raises ``FrontmatterError`` for invalid YAML, a frontmatter that is not a mapping, a
-    key that is not text, and duplicate keys.
+    YAML that does not parse is read again the way Claude Code reads it: every top-level
+    ``key: value`` line whose value would need quotes (``claude_quoted``) is quoted, and
+    the text parsed once more; those entries are marked ``lenient``. Raises
+    ``FrontmatterError`` (the first reading's error) for invalid YAML, a frontmatter that is
+    not a mapping, a key that is not text, and duplicate keys.
     """
     first = front.first_line  # YAML marks are 0-based in the YAML text
     if len(front.yaml_text) > MAX_FRONTMATTER_CHARS:
@@ -79,29 +86,18 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
             f"the frontmatter is {len(front.yaml_text):,} characters long; it may have at "
             f"most {MAX_FRONTMATTER_CHARS:,} (put long text in the body, after the '---')",
         )
-    import strictyaml  # ~20 ms to import: paid by the first file the parse cache lacks
-
+    lenient_rows: frozenset[int] = frozenset()
     try:
-        _check_depth(front.yaml_text)
-        _check_characters(front.yaml_text)
-        document = strictyaml.dirty_load(front.yaml_text, allow_flow_style=True)
-    except _Unreadable as error:
-        raise FrontmatterError(error.line + first, error.message) from None
-    except (AssertionError, AttributeError, TypeError) as error:
-        # strictyaml fails this way on YAML it does not model (complex keys, ...).
-        line, message = _unusual(front.yaml_text)
-        raise FrontmatterError(
-            None if line is None else line + first, message or str(error)
-        ) from None
-    except strictyaml.YAMLError as error:
-        line, message, code = explain_yaml_error(error, front.yaml_text.split("\n"), first)
-        raise FrontmatterError(None if line is None else line + first, message, code) from None
-    except _TooDeep as error:
-        raise FrontmatterError(
-            error.line + first,
-            f"the frontmatter nests lists or mappings more than {MAX_NESTING} levels deep; "
-            "agent files need only 'key: value' lines and simple lists",
-        ) from None
+        document = _load(front.yaml_text, first)
+    except FrontmatterError as error:
+        quoted, rows = claude_quoted(front.yaml_text)
+        if not rows:
+            raise
+        try:
+            document = _load(quoted, first)
+        except FrontmatterError:
+            raise error from None
+        lenient_rows = rows
     if not front.yaml_text.strip():
         return []
     lines = front.yaml_text.split("\n")
@@ -124,9 +120,71 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
         stop = rows[index + 1] if index + 1 < len(keys) else len(lines)
         column = _key_column(lines[row], key)
         key_span = Span(row + first, column, row + first, column + len(key))
-        node = _node(value, lines, row, _value_column(lines[row], column + len(key)), stop, first)
-        entries.append(Entry(key, row + first, node, key_span))
+        start = _value_column(lines[row], column + len(key))
+        node = _node(value, lines, row, start, stop, first)
+        lenient = row in lenient_rows
+        if lenient:  # the whole line is the value: a ' #' in it is no comment
+            written = lines[row].rstrip()
+            span = Span(row + first, start, row + first, len(written))
+            node = dataclasses.replace(node, span=span, source=written[start:], plain=False)
+        entries.append(Entry(key, row + first, node, key_span, lenient))
     return entries
+
+
+def _load(text: str, first: int) -> Any:
+    """strictyaml's document of ``text`` (flow style allowed, every scalar text), or
+    ``FrontmatterError`` saying what is wrong and where (``first``: the file line of the
+    text's first line)."""
+    import strictyaml  # ~20 ms to import: paid by the first file the parse cache lacks
+
+    try:
+        _check_depth(text)
+        _check_characters(text)
+        return strictyaml.dirty_load(text, allow_flow_style=True)
+    except _Unreadable as error:
+        raise FrontmatterError(error.line + first, error.message) from None
+    except (AssertionError, AttributeError, TypeError) as error:
+        # strictyaml fails this way on YAML it does not model (complex keys, ...).
+        line, message = _unusual(text)
+        raise FrontmatterError(
+            None if line is None else line + first, message or str(error)
+        ) from None
+    except strictyaml.YAMLError as error:
+        line, message, code = explain_yaml_error(error, text.split("\n"), first)
+        raise FrontmatterError(None if line is None else line + first, message, code) from None
+    except _TooDeep as error:
+        raise FrontmatterError(
+            error.line + first,
+            f"the frontmatter nests lists or mappings more than {MAX_NESTING} levels deep; "
+            "agent files need only 'key: value' lines and simple lists",
+        ) from None
+
+
+# Claude Code's second reading: a top-level one-line value that holds ': ' or one of YAML's
+# indicator characters is taken whole, as a quoted string. Unlike Claude Code, a value that
+# opens a flow list, a block scalar or a quoted string is left as written.
+_ONE_LINE_VALUE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(\S.*?)\s*$")
+_NEEDS_QUOTES = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_STARTS_STRUCTURE = ('"', "'", "[", "{", "|", ">")
+
+
+def claude_quoted(text: str) -> tuple[str, frozenset[int]]:
+    """``text`` with each top-level ``key: value`` line that needs it quoted the way
+    Claude Code does, and the 0-based rows it changed; line numbers stay the same."""
+    lines = text.split("\n")
+    rows: set[int] = set()
+    for row, line in enumerate(lines):
+        match = _ONE_LINE_VALUE.match(line)
+        if match is None:
+            continue
+        key, value = match.groups()
+        if value.startswith(_STARTS_STRUCTURE):
+            continue
+        if _NEEDS_QUOTES.search(value):
+            escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+            lines[row] = f'{key}: "{escaped}"'
+            rows.add(row)
+    return "\n".join(lines), frozenset(rows)
 
 
 def _node(value: Any, lines: list[str], row: int, column: int, stop: int, first: int) -> Node:

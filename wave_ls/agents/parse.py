@@ -30,10 +30,21 @@ from wave_ls.agents.frontmatter import (
     read_mapping,
     split_frontmatter,
 )
-from wave_ls.agents.toolset import ALL_TOOL_NAMES, ALL_TOOLS_WILDCARD, NEVER_FOR_SUBAGENTS
+from wave_ls.agents.toolset import (
+    ALL_TOOL_NAMES,
+    ALL_TOOLS_WILDCARD,
+    ToolName,
+    read_tool_name,
+)
+from wave_ls.runtime.mention_names import mention_form
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 NAME_RULE = "a letter, then letters, digits, '_' or '-'"
+# What Claude Code accepts as a name, and so do we: one line of printable text.
+_LOADABLE_NAME = re.compile(r"[^\x00-\x1f\x7f]{1,200}")
+# A name of a tools list: split on commas and spaces, a `Tool(rule)` kept whole.
+_NEEDS_QUOTES_REASON = re.compile(r": |[{}\[\]*&#!|>%@`]")
+_TOOL_WORD = re.compile(r"[^\s,()]+(?:\([^)]*\)?)?")
 # YAML 1.2 core schema spellings of the boolean true (strictyaml's own Bool() is laxer).
 YAML_TRUE = frozenset({"true", "True", "TRUE"})
 YAML_FALSE = frozenset({"false", "False", "FALSE"})
@@ -93,6 +104,7 @@ class _Reader:
     keep_going: bool = False
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
+    mcp_tools: tuple[str, ...] = ()
 
     def fail(
         self, line: int | None, message: str, span: Span | None = None, code: str | None = None
@@ -157,28 +169,91 @@ class _Reader:
             self.fail(entry.line, f"{key}: expected a list of tool names, found a mapping", span)
             return None
         names: list[str] = []
+        read: list[tuple[ToolName, Span]] = []
         after = 0
         for item in items:
-            for part in (item.text or "").split(","):
-                name = part.strip()
-                if not name:
-                    continue
-                span, after = find_in_node(self.front, item, name, after)
-                if name not in names:
-                    names.append(name)
-                    # Reported where the name is written (a block list's item line).
-                    self._check_tool_name(key, span.line, name, span)
+            for match in _TOOL_WORD.finditer(item.text or ""):
+                tool = read_tool_name(key, match.group())
+                # Reported where the name is written (a block list's item line).
+                span, after = find_in_node(self.front, item, tool.written, after)
+                # Unknown and MCP names stay as written (resolving ignores them).
+                kept = tool.written if tool.kind in ("unknown", "mcp") else tool.granted
+                if kept is not None and kept not in names:
+                    names.append(kept)
+                if all(tool.written != seen.written for seen, _ in read):
+                    read.append((tool, span))
+        if key == "tools":
+            self.mcp_tools = tuple(tool.written for tool, _ in read if tool.kind == "mcp")
+        granted = any(tool.granted for tool, _ in read)
+        self._report_tool_names(key, read, only_mcp=not granted and bool(self.mcp_tools))
         return tuple(names)
 
-    def _check_tool_name(self, key: str, line: int, name: str, span: Span) -> None:
-        if name == ALL_TOOLS_WILDCARD or name in ALL_TOOL_NAMES:
-            if key == "tools" and name in NEVER_FOR_SUBAGENTS:
-                self.warn(line, f"tools: '{name}' is never given to a subagent; ignored", span)
-            return
-        close = closest_tool_name(name)
-        hint = f" (did you mean '{close}'?)" if close else ""
-        message = f"{key}: unknown tool '{name}' ignored{hint}"
-        self.warn(line, message, span, ProblemCode.UNKNOWN_TOOL, close)
+    def _report_tool_names(
+        self, key: str, read: list[tuple[ToolName, Span]], only_mcp: bool = False
+    ) -> None:
+        """One problem per kind and line (the editor: per name, each where it is written)."""
+        groups: dict[tuple[str, int], list[tuple[ToolName, Span]]] = {}
+        for tool, span in read:
+            if tool.kind != "tool":
+                groups.setdefault((tool.kind, span.line), []).append((tool, span))
+        for (kind, line), group in groups.items():
+            parts = [group] if not self.keep_going else [[one] for one in group]
+            for names in parts:
+                self._tool_problem(key, kind, line, names, only_mcp)
+
+    def _tool_problem(
+        self, key: str, kind: str, line: int, names: list[tuple[ToolName, Span]], only_mcp: bool
+    ) -> None:
+        span = names[0][1] if len(names) == 1 else None
+        if kind == "unknown":
+            hints = [(tool.written, closest_tool_name(tool.written)) for tool, _ in names]
+            if len(hints) == 1:
+                name, close = hints[0]
+                hint = f" (did you mean '{close}'?)" if close else ""
+                message = f"{key}: unknown tool '{name}' ignored{hint}"
+                self.warn(line, message, span, ProblemCode.UNKNOWN_TOOL, close)
+                return
+            listed = ", ".join(
+                f"'{name}'" + (f" (did you mean '{close}'?)" if close else "")
+                for name, close in hints
+            )
+            self.warn(
+                line, f"{key}: unknown tools ignored: {listed}", None, ProblemCode.UNKNOWN_TOOL
+            )
+        elif kind == "mapped":
+            listed = ", ".join(f"{tool.written} -> {tool.granted}" for tool, _ in names)
+            self.note(line, f"{key}: Claude Code's tool names read as wave-ls's: {listed}", span)
+        elif kind == "dropped":
+            listed = ", ".join(f"{tool.written} ({tool.why})" for tool, _ in names)
+            self.note(line, f"{key}: not given to a subagent: {listed}", span)
+        elif kind == "rule":
+            listed = ", ".join(tool.written for tool, _ in names)
+            self.warn(
+                line,
+                f"{key}: the rules in parentheses are not applied, the whole tool is given: "
+                f"{listed}",
+                span,
+                ProblemCode.TOOL_MAPPED,
+            )
+        else:
+            listed = ", ".join(tool.written for tool, _ in names)
+            alone = (
+                "; this subagent lists only MCP tools, so it runs with no tools until then"
+                if only_mcp
+                else ""
+            )
+            self.warn(
+                line,
+                f"{key}: MCP tools are not available yet (MCP servers come in a later "
+                f"version of wave-ls): {listed}{alone}",
+                span,
+                ProblemCode.MCP_TOOL,
+            )
+
+    def note(self, line: int, message: str, span: Span | None = None) -> None:
+        self.warnings.append(
+            Problem(self.path, line, message, "info", span, ProblemCode.TOOL_MAPPED)
+        )
 
     def flag(self, *keys: str) -> bool:
         """True only for a plain YAML boolean true under any of ``keys`` (FM-1)."""
@@ -326,15 +401,13 @@ def _definition(
     entries = reader.entries
     name = reader.required("name", "name: my-agent", ProblemCode.MISSING_NAME)
     if name is not None and not NAME_PATTERN.match(name):
-        reader.fail(
-            entries["name"].line,
-            f"name: '{name}' is not a valid name; use {NAME_RULE}"
-            + (" (the plugin prefix is added for you)" if plugin and ":" in name else ""),
-            entries["name"].node.span,
-        )
+        _odd_name(reader, name, plugin)
     description = reader.required(
         "description", "description: when to use this agent", ProblemCode.MISSING_DESCRIPTION
     )
+    if description is not None:
+        description = _claude_description(reader, description)
+    _lenient_values(reader)
     tools = reader.tool_list("tools")
     disallowed = reader.tool_list("disallowedTools")
     model = reader.text("model") or "inherit"
@@ -370,7 +443,74 @@ def _definition(
         skills=skills,
         memory=memory,
         hooks=hooks,
+        mcp_tools=reader.mcp_tools,
     )
+
+
+def _odd_name(reader: _Reader, name: str, plugin: str | None) -> None:
+    """A name outside ``NAME_RULE``: loaded when Claude Code would load it (a warning: a
+    mention cannot hold it), else an error."""
+    entry = reader.entries["name"]
+    if plugin and ":" in name:
+        reader.fail(
+            entry.line,
+            f"name: '{name}' is not a valid name; use {NAME_RULE} (the plugin prefix is "
+            "added for you)",
+            entry.node.span,
+        )
+    elif not _LOADABLE_NAME.fullmatch(name):
+        reader.fail(
+            entry.line,
+            f"name: '{name[:60]}' is not a valid name; use {NAME_RULE}",
+            entry.node.span,
+        )
+    else:
+        reader.warn(
+            entry.line,
+            f"name: '{name}' holds characters an @agent: mention cannot ({NAME_RULE}); the "
+            f"agent loads and takes subagent_type '{name}'; mention it as "
+            f"@agent:{mention_form(name)} (the chat input's completion inserts that)",
+            entry.node.span,
+        )
+
+
+def _claude_description(reader: _Reader, description: str) -> str:
+    """A literal ``\\n`` in a description not written in double quotes is a line break,
+    as Claude Code reads it (in double quotes YAML already made it one)."""
+    entry = reader.entries["description"]
+    if "\\n" not in description or entry.node.source.startswith('"'):
+        return description
+    if entry.lenient:  # its one warning says both
+        return description.replace("\\n", "\n")
+    one_line = entry.node.span.line == entry.node.span.end_line
+    reader.warn(
+        entry.line,
+        "description: each '\\n' is read as a line break, as Claude Code reads it; write the "
+        'value in double quotes ("...\\n...") to say so',
+        entry.node.span if one_line else None,
+        ProblemCode.LENIENT_VALUE if one_line else None,
+    )
+    return description.replace("\\n", "\n")
+
+
+def _lenient_values(reader: _Reader) -> None:
+    """A warning for each value read whole because YAML could not read it as written."""
+    for key, entry in reader.entries.items():
+        if not entry.lenient:
+            continue
+        value = entry.node.source
+        found = _NEEDS_QUOTES_REASON.search(value)
+        why = (
+            "holds ': '" if found is None or found.group() == ": " else (f"holds '{found.group()}'")
+        )
+        breaks = "; each '\\n' is a line break" if key == "description" and "\\n" in value else ""
+        reader.warn(
+            entry.line,
+            f"{key}: the value is not quoted and {why}, which YAML does not allow there; it "
+            f"is read as the whole line{breaks}, as Claude Code reads it; quote it to say so",
+            entry.node.span,
+            ProblemCode.LENIENT_VALUE,
+        )
 
 
 def _isolation(entries: dict[str, Entry]) -> str | None:

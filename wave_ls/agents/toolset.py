@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -40,6 +41,28 @@ NEVER_FOR_SUBAGENTS: frozenset[str] = frozenset(
 
 # In a whitelist, "*" means every tool (Claude Code's spelling).
 ALL_TOOLS_WILDCARD = "*"
+
+# Claude Code's tool names with no tool of that name here: the wave-ls tool that does the
+# same work, or None when a subagent never gets one (SPEC section 7). docs/agents.md.
+CLAUDE_CODE_TOOLS: dict[str, str | None] = {
+    "MultiEdit": "Edit",
+    "LS": "Glob",
+    "BashOutput": "TaskOutput",
+    "KillShell": "TaskStop",
+    "KillBash": "TaskStop",
+    "NotebookRead": "Read",
+    "TodoWrite": None,
+    "TodoRead": None,
+    "Task": None,
+}
+WHY_NEVER = {
+    "Task": "subagents cannot delegate",
+    "Agent": "subagents cannot delegate",
+    "TodoWrite": "a subagent never gets the task list",
+    "TodoRead": "a subagent never gets the task list",
+}
+# An MCP tool (``mcp__<server>__<tool>``) or all of a server's (``mcp__<server>``).
+MCP_PREFIX = "mcp__"
 
 
 def resolve_tools(
@@ -84,3 +107,40 @@ def _known_unique(names: Sequence[str]) -> list[str]:
         if name in ALL_TOOL_NAMES and name not in NEVER_FOR_SUBAGENTS and name not in out:
             out.append(name)
     return out
+
+
+@dataclass(frozen=True)
+class ToolName:
+    """One name of a ``tools`` / ``disallowedTools`` list, as read.
+
+    ``granted`` is the wave-ls tool it stands for (None: none); ``kind`` says how it was
+    read: ``"tool"`` (a tool of that name, or ``*``), ``"mapped"`` (Claude Code's name of a
+    wave-ls tool), ``"dropped"`` (never a subagent's; ``why``), ``"rule"`` (``Tool(rule)``:
+    the tool, the rule not applied), ``"mcp"`` (an MCP tool) or ``"unknown"``.
+    """
+
+    written: str
+    kind: str
+    granted: str | None = None
+    why: str = ""
+
+
+def read_tool_name(key: str, written: str) -> ToolName:
+    """How one written name of the list ``key`` is read (pure; docs/agents.md)."""
+    if written == ALL_TOOLS_WILDCARD:
+        return ToolName(written, "tool", written)
+    if written.startswith(MCP_PREFIX):
+        return ToolName(written, "mcp")
+    base, paren, _rule = written.partition("(")
+    whitelist = key == "tools"
+    if base in ALL_TOOL_NAMES:
+        if whitelist and base in NEVER_FOR_SUBAGENTS:
+            why = WHY_NEVER.get(base, "a subagent never gets the task list")
+            return ToolName(written, "dropped", why=why)
+        return ToolName(written, "rule" if paren and whitelist else "tool", base)
+    if base in CLAUDE_CODE_TOOLS:
+        equivalent = CLAUDE_CODE_TOOLS[base]
+        if equivalent is None:
+            return ToolName(written, "dropped", why=WHY_NEVER.get(base, ""))
+        return ToolName(written, "mapped", equivalent)
+    return ToolName(written, "unknown")

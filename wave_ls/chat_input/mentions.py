@@ -13,13 +13,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from wave_ls.runtime.core import expanded
+from wave_ls.runtime.mention_names import MENTION_NAME_PATTERN as NAME_PATTERN
+from wave_ls.runtime.mention_names import is_mentionable_name, mention_form
 
 # A name starts with a letter, then letters, digits, `_`, `-`, `:` (plugin agents are
 # `<plugin>:<name>`). In the bare CLI spelling the name cannot end in `:` or `-`, so
 # "ask @agent:reviewer: now" names `reviewer`. A bare mention must start the text or follow
 # whitespace or an opening bracket/quote, so `me@agent:x` (an address) is not a mention.
 # A file path may hold spaces and one level of balanced brackets (`app/[id]/page.tsx`).
-NAME_PATTERN = r"[A-Za-z][A-Za-z0-9_:-]*"
 _BARE_NAME = r"[A-Za-z](?:[A-Za-z0-9_:-]*[A-Za-z0-9_])?"
 _PATH = r"(?:[^\[\]\n]|\[[^\[\]\n]*\])+"
 MENTION_RE = re.compile(
@@ -27,14 +28,9 @@ MENTION_RE = re.compile(
     rf"|(?<![^\s(\[{{<\"'`])@agent:(?P<bare>{_BARE_NAME})"
     rf"|\[@file:(?P<file>{_PATH})\]"
 )
-_NAME_RE = re.compile(NAME_PATTERN)
+__all__ = ["MENTION_RE", "NAME_PATTERN", "is_mentionable_name", "mention_form"]
 
 _DESCRIPTION_CAP = 200
-
-
-def is_mentionable_name(name: str) -> bool:
-    """True when `name` can be written as `[@agent:<name>]` and read back by `MENTION_RE`."""
-    return _NAME_RE.fullmatch(name) is not None
 
 
 def find_agent_mentions(text: str) -> list[str]:
@@ -61,7 +57,8 @@ def mention_reminder(mentioned: list[str], available: Sequence[tuple[str, str]])
     """The reminder for the agents a message mentions, or None when it mentions none.
 
     `available` holds (name, description) pairs of the registered subagents. Registered names
-    (matched exactly, else case-insensitively when that is unambiguous) are named in one
+    (matched exactly, else case-insensitively or by `mention_form` when that is
+    unambiguous) are named in one
     reminder asking the main agent to delegate with `subagent_type=<name>` (MENTION-4,
     MENTION-6); unknown names get a note listing the available ones (MENTION-5). The
     instruction is soft: the main agent still decides how to split the work.
@@ -72,6 +69,9 @@ def mention_reminder(mentioned: list[str], available: Sequence[tuple[str, str]])
     by_folded: dict[str, list[str]] = {}
     for name in descriptions:
         by_folded.setdefault(name.casefold(), []).append(name)
+        form = mention_form(name).casefold()
+        if form != name.casefold():
+            by_folded.setdefault(form, []).append(name)
 
     known: dict[str, None] = {}
     unknown: dict[str, None] = {}

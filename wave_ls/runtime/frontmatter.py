@@ -3,7 +3,8 @@ r"""Markdown files with a ``---`` frontmatter: agent files, skills, memory rules
 The one splitter for all of them, with one set of rules: a BOM is ignored, ``\r\n`` and
 ``\r`` end lines like ``\n``, blank lines may come before the opening ``---``, and the
 frontmatter ends at the next line that is ``---`` (or YAML's ``...``). What the YAML says is
-each caller's business.
+each caller's business. A longer run of dashes (``-----``) also closes it, as in Claude Code:
+in YAML such a line could only be an error, and files written for Claude Code use it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ CLOSERS = (DELIMITER, "...")
 NO_FRONTMATTER = "start the file with a '---' line"
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLANK = "\ufeff \t"
+_DASH_RUN = re.compile(r"-{3,}")
 
 
 class FrontmatterError(Exception):
@@ -37,6 +39,7 @@ class Frontmatter:
     first_line: int  # 1-based file line of the first YAML line
     open_line: int  # 1-based file line of the opening '---'
     body: str
+    closer: str = DELIMITER  # the closing line as written (stripped)
 
 
 def split_lines(text: str) -> list[str]:
@@ -52,7 +55,8 @@ def find_delimiters(lines: list[str]) -> tuple[int | None, int | None]:
     if start is None or lines[start].lstrip("\ufeff").rstrip() != DELIMITER:
         return None, None
     for end in range(start + 1, len(lines)):
-        if lines[end].rstrip() in CLOSERS:
+        closer = lines[end].rstrip()
+        if closer in CLOSERS or _DASH_RUN.fullmatch(closer):
             return start, end
     return start, None
 
@@ -76,6 +80,7 @@ def split_frontmatter(text: str, how_to_start: str = NO_FRONTMATTER) -> Frontmat
         first_line=start + 2,
         open_line=start + 1,
         body="\n".join(lines[end + 1 :]).strip(),
+        closer=lines[end].rstrip(),
     )
 
 
