@@ -30,7 +30,15 @@ log = logging.getLogger(__name__)
 
 CACHE_FILE = Path(".wave") / "cache" / "agent-files.json"
 MAX_ENTRIES = 20_000
-_PARSER_MODULES = ("parse.py", "frontmatter.py", "definition.py", "toolset.py")
+# Relative to wave_ls/agents/.
+_PARSER_MODULES = (
+    "parse.py",
+    "frontmatter.py",
+    "definition.py",
+    "toolset.py",
+    "../runtime/frontmatter.py",
+    "../runtime/mention_names.py",
+)
 
 # path, content digest (hex), source, plugin: a file is recalled only for the same bytes, so
 # a rewrite that keeps size and mtime (a restored backup, a coarse clock) is parsed again.
