@@ -90,14 +90,14 @@ def read_mapping(front: Frontmatter) -> list[Entry]:
     try:
         document = _load(front.yaml_text, first)
     except FrontmatterError as error:
-        quoted, rows = claude_quoted(front.yaml_text)
-        if not rows:
+        quoted, quoted_rows = claude_quoted(front.yaml_text)
+        if not quoted_rows:
             raise
         try:
             document = _load(quoted, first)
         except FrontmatterError:
             raise error from None
-        lenient_rows = rows
+        lenient_rows = quoted_rows
     if not front.yaml_text.strip():
         return []
     lines = front.yaml_text.split("\n")
