@@ -107,10 +107,11 @@ def test_a_literal_backslash_n_in_a_description_is_a_line_break() -> None:
 
 
 def test_a_longer_run_of_dashes_closes_the_frontmatter() -> None:
-    defn, problems = parse_agent_file(
-        PATH, "---\n\nname: a\ndescription: d\n-------------\n# Body\n", "project"
+    defn, problem = only_warning("---\n\nname: a\ndescription: d\n-------------\n# Body\n")
+    assert defn.system_prompt == "# Body" and defn.description == "d"
+    assert problem.line == 5 and problem.message.startswith(
+        "the frontmatter is closed by '-------------'"
     )
-    assert defn is not None and defn.system_prompt == "# Body" and problems == []
 
 
 def test_colon_in_an_indented_continuation_line_names_the_key() -> None:

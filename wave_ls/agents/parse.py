@@ -385,6 +385,14 @@ def read_agent_text(
     except FrontmatterError as error:
         return ParsedAgent(None, (Problem(where, error.line, error.message, code=error.code),))
     reader = _Reader(where, front, entries, keep_going)
+    if front.closer not in ("---", "..."):
+        line = front.first_line + front.yaml_text.count("\n")
+        reader.warn(
+            line,
+            f"the frontmatter is closed by '{front.closer}'; Claude Code reads it so, other "
+            "tools need exactly '---'",
+            Span(line, 0, line, len(front.closer)),
+        )
     frozen = MappingProxyType(entries)
     try:
         defn = _definition(reader, path, source, plugin)
