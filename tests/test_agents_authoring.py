@@ -87,11 +87,15 @@ def test_keep_going_reports_every_error_and_the_loader_only_the_first() -> None:
 
 def test_a_tool_in_a_block_list_is_reported_on_its_own_line() -> None:
     text = "---\nname: a\ndescription: d\ntools:\n  - Read\n  - Reed, Grp\n---\n"
-    _, problems = parse_agent_file(FOLDER / "a.md", text, "project")
+    # The editor's reading: one problem per name, where it is written (its own quick fix).
+    problems = read_agent_text(FOLDER / "a.md", text, "project", keep_going=True).problems
     assert [(p.line, p.span and p.span.column, p.suggestion) for p in problems] == [
         (6, 4, "Read"),
         (6, 10, "Grep"),
     ]
+    # The loader's: one for the line, naming both.
+    _, [line] = parse_agent_file(FOLDER / "a.md", text, "project")
+    assert line.line == 6 and "'Reed'" in line.message and "'Grp'" in line.message
 
 
 def test_problem_ranges_use_the_span_only_on_the_problem_line() -> None:
@@ -114,7 +118,7 @@ def test_editor_lints_unknown_keys_isolation_and_models() -> None:
         (6, "isolation-ignored", None),
         (7, "unknown-model", None),
     ]
-    assert "use 'inherit' or one of: gpt-4, gpt-5" in problems[2].message
+    assert "or one of: gpt-4, gpt-5" in problems[2].message
     assert check(text.replace("model: llama", "model: gpt-5"), models=["gpt-5"])[-1].line == 6
     assert not [p for p in check(text, models=None) if p.code == "unknown-model"]
 
@@ -208,7 +212,7 @@ def test_key_value_and_template_completion() -> None:
     assert labels(text, 2, 2)[:2] == ["description", "tools"]  # "name", "model" are there
     assert labels(text, 2, 2)[-3:] == ["name", "model", "isolation"]  # offered last
     models = CompletionFacts({}, models=["m2", "m1"], session_model="m1")
-    assert labels(text, 3, 7, models) == ["inherit", "m1", "m2"]
+    assert labels(text, 3, 7, models) == ["inherit", "haiku", "sonnet", "opus", "m1", "m2"]
     assert labels(text, 4, 12) == ["worktree"]
     [worktree] = complete(text, 4, 12, FOLDER / "a.md", FACTS)
     assert worktree.replace == TextRange(4, 11, 4, 12)
@@ -219,9 +223,10 @@ def test_key_value_and_template_completion() -> None:
 
 
 def test_hover_texts() -> None:
-    text = "---\nname: a\ncolor: x\ntools: Read, Reed\nmodel: big\n---\n"
+    text = "---\nname: a\nmcpServers: x\ntools: Read, Reed\nmodel: big\n---\n"
     assert hover(text, 1, 1, FACTS).markdown.startswith("**name** (required)")  # type: ignore[union-attr]
-    assert "Claude Code key" in hover(text, 2, 1, FACTS).markdown  # type: ignore[union-attr]
+    foreign = hover(text, 2, 1, FACTS).markdown  # type: ignore[union-attr]
+    assert "Claude Code key" in foreign and "MCP servers come with a later version" in foreign
     assert "Reads a file. More." in hover(text, 3, 8, FACTS).markdown  # type: ignore[union-attr]
     assert "Did you mean `Read`?" in hover(text, 3, 14, FACTS).markdown  # type: ignore[union-attr]
     known = CompletionFacts({}, models=["big"])

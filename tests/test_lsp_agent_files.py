@@ -130,7 +130,8 @@ async def test_every_problem_of_the_agent_list_is_a_diagnostic_at_its_line(
             for problem in problems:
                 assert ((problem.get("line") or 1) - 1, problem["message"]) in shown, name
             serious = [d for d in diagnostics if d.severity != INFORMATION]
-            assert len(serious) == len(problems), (name, diagnostics)
+            notes = [p for p in problems if p.get("severity") == "info"]
+            assert len(serious) == len(problems) - len(notes), (name, diagnostics)
         # The file that wins the duplicate name hears about the other one.
         twin = only(await editor.diagnostics(uris["twin-a"], bool))
         assert twin.severity == INFORMATION and twin.message.startswith("twin-b.md in the same")
@@ -279,7 +280,12 @@ async def test_model_values_are_checked_against_the_endpoint(
         editor.replace_all(uri, fixed)
         assert await editor.diagnostics(uri, lambda d: not d) == []
         items = await editor.completion(uri, 3, len("model: "))
-        assert [i.label for i in items] == ["inherit", "big-model", "fake-model"]
+        assert [i.label for i in items] == [
+            "inherit",
+            *("haiku", "sonnet", "opus"),  # Claude Code's tiers
+            "big-model",
+            "fake-model",
+        ]
         hover = await editor.hover(uri, 3, 9)
         assert hover is not None and "The endpoint offers it" in hover.contents.value  # type: ignore[union-attr]
         editor.replace_all(uri, agent_text(extra="model: inherit\n"))
@@ -326,6 +332,34 @@ async def test_each_quick_fix_gives_a_file_that_loads(
         timeout=60,
     )
     assert cli.returncode == 0, cli.stdout + cli.stderr
+
+
+@pytest.mark.parametrize("client_name", CLIENTS)
+async def test_a_lenient_value_is_quoted_whole_over_lsp(
+    client_name: str, home: Path, project: Path, tmp_path: Path
+) -> None:
+    # Issue 24: a value Claude Code reads as the whole line is a warning whose quick fix
+    # keeps every character, ' # ...' included (the old fix cut the description there).
+    line = 'description: Use when: tests fail # "é" too'
+    text = f"---\nname: lenient\n{line}  \n---\nbody\n"
+    async with wave_client(
+        server_env(home), caps=capabilities(client_name), root=project
+    ) as client:
+        editor = AgentEditor(client)
+        uri = editor.open(agents_dir(project) / "lenient.md", text)
+        warning = only(await editor.diagnostics(uri, bool))
+        assert warning.code == "lenient-value" and warning.severity == WARNING
+        assert warning.range == span(2, 13, units(line, editor.encoding))
+        actions = await editor.fixes(uri, warning)
+        assert actions[0].title == "Quote the value" and actions[0].is_preferred
+        fixed = editor.applied(uri, actions[0])
+        assert fixed.split("\n")[2] == 'description: "Use when: tests fail # \\"é\\" too"  '
+        await loads_cleanly(client, tmp_path / "lenient", "lenient", fixed)
+        listed = await client.request("wave/agents/list", {"cwd": str(tmp_path / "lenient")})
+        [agent] = [a for a in listed["agents"] if a["name"] == "lenient"]
+        assert agent["description"] == 'Use when: tests fail # "é" too'
+        editor.replace_all(uri, fixed)
+        assert await editor.diagnostics(uri, lambda d: not d) == []
 
 
 # ---------------------------------------------------------------------------- completion
@@ -375,12 +409,13 @@ async def test_completion_of_keys_tools_and_values(
         editor.replace_all(blocky, block.replace("  - \n", "  - Gl\n"))
         glob = next(i for i in await editor.completion(blocky, 5, 6) if i.label == "Glob")
         assert editor.applied(blocky, glob).split("\n")[5] == "  - Glob"
-        assert [i.label for i in await editor.completion(uri, 5, 7)] == ["inherit"]
+        tiers = ["haiku", "sonnet", "opus"]
+        assert [i.label for i in await editor.completion(uri, 5, 7)] == ["inherit", *tiers]
         assert [i.label for i in await editor.completion(uri, 6, 11)] == ["worktree"]
         assert [i.label for i in await editor.completion(uri, 7, 14)] == ["true", "false"]
         keys = await editor.completion(uri, 8, 2)
         labels = [i.label for i in keys]
-        assert labels[0] == "omitClaudeMd"  # the only key not written yet comes first
+        assert labels[0] == "omitClaudeMd"  # the first key not written yet comes first
         assert labels[-2:] == ["isolation", "omitAgentsMd"]  # written keys last
         assert {"name", "description", "tools", "model"} <= set(labels)
         assert all(i.kind == types.CompletionItemKind.Property for i in keys)
@@ -433,6 +468,21 @@ async def test_hover_on_keys_tools_and_model(home: Path, project: Path) -> None:
         model = await editor.hover(uri, 6, 9)
         assert model is not None and "now `house-model`" in model.contents.value  # type: ignore[union-attr]
         assert await editor.hover(uri, 8, 2) is None  # the prompt
+
+
+async def test_hover_on_a_model_tier_names_the_model_it_runs_on(home: Path, project: Path) -> None:
+    # Issue 24: a tier's hover says what it became (the environment's mapping here).
+    text = agent_text("tiered", extra="model: sonnet\n")
+    env = server_env(home, WAVE_MODEL="house-model", WAVE_MODEL_SONNET="big-model")
+    async with wave_client(env, root=project) as client:
+        editor = AgentEditor(client)
+        uri = editor.open(agents_dir(project) / "tiered.md", text)
+        hover = await editor.hover(uri, 3, 9)
+        assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+        assert "runs on `big-model` (env: WAVE_MODEL_SONNET)" in hover.contents.value
+        items = {i.label: i.detail for i in await editor.completion(uri, 3, len("model: "))}
+        assert items["sonnet"] == "Claude Code's tier: runs on big-model"
+        assert items["opus"] == "Claude Code's tier: no model set for it, runs on the session's"
 
 
 # ---------------------------------------------------------------------------- encodings

@@ -7,6 +7,7 @@ decides); every handler answers from the open document's text.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from pathlib import Path
@@ -88,6 +89,11 @@ def register(server: WaveServer) -> None:
         lines = outline.lines
         column = docs.column(lines, params.position)
         facts = docs.facts()
+        owner = outline.key_at(params.position.line)
+        if owner is not None and owner.key == "skills":
+            facts = dataclasses.replace(facts, skills=skill_names(place.cwd, ls.home))
+        if owner is not None and owner.key == "model":
+            facts = dataclasses.replace(facts, tiers=tier_models(place.cwd, ls.home))
         suggestions = complete(outline, params.position.line, column, place.path, facts)
         if any(s.label == "inherit" for s in suggestions) and facts.models is None:
             docs.refresh_models()
@@ -121,6 +127,9 @@ def register(server: WaveServer) -> None:
         owner = outline.key_at(params.position.line)
         if owner is not None and owner.key in TOOL_KEYS:  # a tool's description may be loading
             facts = CompletionFacts(await docs.tool_docs(), facts.models, facts.session_model)
+        place = docs.place(params.text_document.uri)
+        if owner is not None and owner.key == "model" and place is not None:
+            facts = dataclasses.replace(facts, tiers=tier_models(place.cwd, ls.home))
         found = hover(outline, params.position.line, column, facts)
         if found is None:
             return None
@@ -206,6 +215,27 @@ def register(server: WaveServer) -> None:
         if _show_document_support(ls):
             run_task(show_document(ls, uri), "show the new subagent")
         return {"path": str(path), "uri": uri}
+
+
+def tier_models(cwd: Path, home: Path) -> dict[str, tuple[str, str]]:
+    """Each mapped model tier's id and where it was set, for a file in ``cwd``'s catalog."""
+    from wave_ls.agents.model_tiers import load_tier_map
+
+    return dict(load_tier_map(cwd, home).models)
+
+
+def skill_names(cwd: Path, home: Path) -> tuple[str, ...]:
+    """The skills a ``skills:`` list may name: ``<dir>/<name>/SKILL.md`` in the project's
+    and the user's ``.wave/skills`` (and ``.claude/skills``, for files shared with Claude
+    Code), sorted."""
+    names: set[str] = set()
+    for base in (cwd, home):
+        for folder in (base / ".wave" / "skills", base / ".claude" / "skills"):
+            try:
+                names.update(e.name for e in folder.iterdir() if (e / "SKILL.md").is_file())
+            except OSError:
+                continue
+    return tuple(sorted(names))
 
 
 async def show_document(ls: WaveServer, uri: str) -> None:

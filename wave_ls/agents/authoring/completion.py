@@ -2,10 +2,13 @@
 
 At the start of a frontmatter line: the keys, those not written yet first. After ``tools:`` or
 ``disallowedTools:`` (``A, B``, ``[A, B]`` or ``- A`` lines): the tool names, those not
-listed yet first (``tools`` leaves out the ones never given to a subagent).
-After ``model:``: ``inherit`` and the endpoint's models; ``isolation:``: ``worktree``;
-``omitAgentsMd:``: ``true``/``false``; ``name:``: a name from the file name. In a file
-without frontmatter: a snippet for a whole new subagent.
+listed yet first (``tools`` leaves out the ones never given to a subagent); after
+``skills:``, in the same spellings, the skill names. After ``model:``: ``inherit``, the
+tiers ``haiku``/``sonnet``/``opus`` and the endpoint's models; after the other keys with a
+fixed set of values (``isolation``, ``permissionMode``, ``effort``, ``memory``, ``color``,
+the booleans, ``maxTurns``' examples): those; ``name:``: a name from the file name. On the
+first indented level under ``hooks:``: the events. In a file without frontmatter: a snippet
+for a whole new subagent.
 """
 
 from __future__ import annotations
@@ -17,15 +20,23 @@ from pathlib import Path
 from typing import Literal
 
 from wave_ls.agents.authoring.fixes import agent_name_from_file
-from wave_ls.agents.authoring.keys import KEY_DOCS, TEMPLATE_KEYS
+from wave_ls.agents.authoring.keys import KEY_DOCS, MODEL_TIERS, TEMPLATE_KEYS
 from wave_ls.agents.authoring.outline import KeyLine, Outline, TextRange, outline_of
 from wave_ls.agents.toolset import ALL_TOOL_NAMES, NEVER_FOR_SUBAGENTS
 
 Kind = Literal["key", "tool", "value", "snippet"]
 TOOL_KEYS = frozenset({"tools", "disallowedTools"})
-BOOLEAN_KEYS = frozenset({"omitAgentsMd", "omitClaudeMd"})
+# Keys whose value is a list of names, in the spellings of a tool list.
+LIST_KEYS = TOOL_KEYS | {"skills"}
+BOOLEAN_KEYS = frozenset({"omitAgentsMd", "omitClaudeMd", "background"})
+# Keys whose value is one of a fixed set (``KeyDoc.values``); hover explains the value too.
+CHOICE_KEYS = frozenset({"isolation", "permissionMode", "effort", "memory", "color", "maxTurns"})
+_HOOK_EVENT_LINE = re.compile(r"([ \t]+)([A-Za-z]*)")
 _WORD = re.compile(r"[A-Za-z0-9_*]")
 _NAMES = re.compile(r"[A-Za-z_*][A-Za-z0-9_*]*")
+# Skill names also hold '.', ':' and '-' (``runtime/tools/skill.py``).
+_SKILL_WORD = re.compile(r"[A-Za-z0-9_.:*-]")
+_SKILL_NAMES = re.compile(r"[A-Za-z0-9_*][A-Za-z0-9_.:*-]*")
 
 
 @dataclass(frozen=True)
@@ -46,11 +57,15 @@ class Suggestion:
 class CompletionFacts:
     """What completion offers beyond the file: tool descriptions (name -> the text the
     model sees; may be empty while they load), the endpoint's models (None when unknown)
-    and the session's model (what ``inherit`` means)."""
+    and the session's model (what ``inherit`` means), the skills a ``skills:`` list may
+    name, and the model mapped to each tier with where it was set (None when not known).
+    """
 
     tool_docs: Mapping[str, str]
     models: Sequence[str] | None = None
     session_model: str | None = None
+    skills: Sequence[str] = ()
+    tiers: Mapping[str, tuple[str, str]] | None = None
 
 
 def new_file_snippet(name: str) -> str:
@@ -82,6 +97,10 @@ def complete(
         return []
     if owner.key in TOOL_KEYS:
         return _tools(outline, owner, line, column, facts)
+    if owner.key == "skills":
+        return _names(outline, owner, line, column, facts.skills, "skill")
+    if owner.key == "hooks":
+        return _hook_events(outline, owner, line, column)
     if owner.line != line:
         return []
     values = _values(owner.key, path, facts)
@@ -147,56 +166,117 @@ def _keys(outline: Outline, line: int, column: int) -> list[Suggestion]:
 def _tools(
     outline: Outline, owner: KeyLine, line: int, column: int, facts: CompletionFacts
 ) -> list[Suggestion]:
+    names = [
+        name
+        for name in ALL_TOOL_NAMES
+        # A tool never given to a subagent would only earn a warning.
+        if not (owner.key == "tools" and name in NEVER_FOR_SUBAGENTS)
+    ]
+    return _names(outline, owner, line, column, names, "tool", facts.tool_docs)
+
+
+def _names(
+    outline: Outline,
+    owner: KeyLine,
+    line: int,
+    column: int,
+    names: Sequence[str],
+    what: str,
+    docs: Mapping[str, str] | None = None,
+) -> list[Suggestion]:
+    """The names of a list value (``A, B``, ``[A, B]`` or ``- A`` lines) at the cursor,
+    those not listed yet first; the word under the cursor is replaced."""
     current = outline.lines[line]
     if owner.line == line and column < owner.value_start and current[column:].strip():
         return []
+    word, spelled = (_WORD, _NAMES) if what == "tool" else (_SKILL_WORD, _SKILL_NAMES)
     start = column
-    while start > 0 and _WORD.match(current[start - 1]):
+    while start > 0 and word.match(current[start - 1]):
         start -= 1
     end = column
-    while end < len(current) and _WORD.match(current[end]):
+    while end < len(current) and word.match(current[end]):
         end += 1
     typed = current[start:end]
-    listed = set(_NAMES.findall(outline.value_text(owner))) - {typed}
+    listed = set(spelled.findall(outline.value_text(owner))) - {typed}
     gap = " " if current[start - 1 : start] == ":" else ""
     where = TextRange(line, start, line, end)
+    kind: Kind = "tool" if what == "tool" else "value"
     out = []
-    for index, name in enumerate(ALL_TOOL_NAMES):
-        if owner.key == "tools" and name in NEVER_FOR_SUBAGENTS:
-            continue  # it would only earn a warning
-        description = facts.tool_docs.get(name)
-        detail = _first_sentence(description) if description else "tool"
+    for index, name in enumerate(names):
+        description = docs.get(name) if docs is not None else None
+        detail = _first_sentence(description) if description else what
         # Names already in the list come last (offered still: the list may be re-typed).
-        sort = f"1{index:02d}" if name in listed else f"0{index:02d}"
+        sort = f"1{index:03d}" if name in listed else f"0{index:03d}"
         if name in listed:
             detail = f"(already listed) {detail}"
-        out.append(Suggestion(name, "tool", detail, where, gap + name, description, sort=sort))
+        out.append(Suggestion(name, kind, detail, where, gap + name, description, sort=sort))
     return sorted(out, key=lambda suggestion: suggestion.sort)
+
+
+def _hook_events(outline: Outline, owner: KeyLine, line: int, column: int) -> list[Suggestion]:
+    """The events, on the first indented level under ``hooks:`` (``  PreToolUse:``)."""
+    current = outline.lines[line]
+    match = _HOOK_EVENT_LINE.match(current[:column])
+    if owner.line == line or match is None or match.end() != column:
+        return []
+    indent = len(match.group(1))
+    # The first level is set by the first line under ``hooks:`` written so far.
+    for number in range(owner.line + 1, line):
+        text = outline.lines[number]
+        if text.strip() and not text.lstrip().startswith("#"):
+            if len(text) - len(text.lstrip()) != indent:
+                return []
+            break
+    end = column
+    while end < len(current) and current[end].isalnum():
+        end += 1
+    has_colon = current[end:].lstrip().startswith(":")
+    doc = KEY_DOCS["hooks"]
+    where = TextRange(line, indent, line, end)
+    return [
+        Suggestion(
+            event,
+            "value",
+            doc.detail(event),
+            where,
+            event if has_colon else f"{event}:",
+            doc.markdown,
+            sort=f"{index:02d}",
+        )
+        for index, event in enumerate(doc.values)
+    ]
 
 
 def _values(key: str, path: Path, facts: CompletionFacts) -> list[tuple[str, str, str | None]]:
     """(label, detail, documentation) of the values a scalar key takes."""
     if key == "model":
         session = facts.session_model
+        model_doc = KEY_DOCS["model"].markdown
         out: list[tuple[str, str, str | None]] = [
             (
                 "inherit",
                 f"the session's model ({session})" if session else "the session's model",
-                KEY_DOCS["model"].markdown,
+                model_doc,
             )
         ]
+        out += [(tier, _tier_detail(tier, facts), model_doc) for tier in MODEL_TIERS]
         out += [(model, "offered by the endpoint", None) for model in sorted(facts.models or ())]
         return out
-    if key == "isolation":
-        return [("worktree", "run in its own git worktree", KEY_DOCS["isolation"].markdown)]
-    if key in BOOLEAN_KEYS:
-        return [
-            ("true", "don't load AGENTS.md memory", None),
-            ("false", "load memory (the default)", None),
-        ]
     if key == "name":
         return [(agent_name_from_file(path), "from the file name", None)]
-    return []
+    doc = KEY_DOCS.get(key)
+    if doc is None or key == "hooks" or not doc.values:
+        return []
+    return [(value, doc.detail(value), doc.markdown) for value in doc.values]
+
+
+def _tier_detail(tier: str, facts: CompletionFacts) -> str:
+    mapped = facts.tiers.get(tier) if facts.tiers is not None else None
+    if mapped is not None:
+        return f"Claude Code's tier: runs on {mapped[0]}"
+    if facts.tiers is not None:
+        return "Claude Code's tier: no model set for it, runs on the session's"
+    return "Claude Code's tier: the model set for it, else the session's"
 
 
 def _first_sentence(text: str) -> str:

@@ -1,9 +1,11 @@
 """Where a problem is in a document's text, and the quick fixes for it (pure).
 
 Fixes: replace a misspelt tool name, key, ``isolation`` or ``model`` with the suggested
-one; quote a value containing ``': '`` (or rewrite it as a ``>-`` block); add a missing
-``name`` (from the file name) or ``description``; set a non-boolean ``omitAgentsMd`` to
-``true`` or ``false``. Every fix leaves a file the loader reads without that problem.
+one; quote a value containing ``': '`` (or rewrite it as a ``>-`` block), and a one-line
+value read whole the way Claude Code reads it (``lenient-value``), keeping the whole line
+(a `` #`` in it is text, not a comment); add a missing ``name`` (from the file name) or
+``description``; set a non-boolean ``omitAgentsMd`` to ``true`` or ``false``. Every fix
+leaves a file the loader reads without that problem.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ def _fixes(outline: Outline, path: Path, problem: Problem) -> list[Fix]:
         return [Fix(f"Replace '{wrong}' with '{problem.suggestion}'", (edit,), problem, True)]
     if code == ProblemCode.UNQUOTED_COLON:
         return _quote_fixes(outline, problem)
+    if code == ProblemCode.LENIENT_VALUE:
+        return _lenient_fixes(outline, problem)
     if code == ProblemCode.MISSING_NAME:
         name = agent_name_from_file(path)
         return [_set_or_add(outline, problem, "name", name, after=None)]
@@ -97,22 +101,82 @@ def _quote_fixes(outline: Outline, problem: Problem) -> list[Fix]:
     key = outline.key_at((problem.line or 1) - 1)
     if key is None:
         return []
-    value = outline.value_text(key)
     out = []
     if key.line == key.last_line:
-        quoted = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-        out.append(Fix("Quote the value", (_value_edit(outline, key, quoted),), problem, True))
+        # The whole line: a ' #' in a value YAML could not read is text, as Claude Code
+        # reads it (the outline's value would stop there, as at a comment).
+        where = _whole_line_value(outline, key)
+        quoted = double_quoted(_text(outline, where))
+        out.append(Fix("Quote the value", (TextEdit(where, quoted),), problem, True))
+        value = _text(outline, where)
+    else:
+        where = outline.value_range(key)
+        value = outline.value_text(key)
     parts = [line.strip() for line in value.split("\n")]
     block = ">-" + "".join(f"\n{_INDENT}{part}" if part else "\n" for part in parts)
     out.append(
         Fix(
             "Write the value as a folded block ('>-')",
-            (_value_edit(outline, key, block),),
+            (_gap_edit(outline, where, block),),
             problem,
             key.line != key.last_line,
         )
     )
     return out
+
+
+def _lenient_fixes(outline: Outline, problem: Problem) -> list[Fix]:
+    """A one-line value read as the whole line: the same text in double quotes (a
+    description's ``\\n`` stays a line break, as it was read); a folded block when
+    that says the same."""
+    where = _lenient_range(outline, problem)
+    if where is None:
+        return []
+    value = _text(outline, where)
+    key = outline.key_at(where.line)
+    meaning = value
+    if len(value) > 1 and value[0] == value[-1] == "'":  # YAML's single quotes, undone
+        meaning = value[1:-1].replace("''", "'")
+    if key is not None and key.key == "description":
+        meaning = meaning.replace("\\n", "\n")
+    out = [Fix("Quote the value", (TextEdit(where, double_quoted(meaning)),), problem, True)]
+    if meaning == value and not value.startswith(("'", '"')):
+        block = f">-\n{_INDENT}{value.strip()}"
+        out.append(
+            Fix(
+                "Write the value as a folded block ('>-')",
+                (_gap_edit(outline, where, block),),
+                problem,
+            )
+        )
+    return out
+
+
+def double_quoted(text: str) -> str:
+    """``text`` as a YAML double-quoted scalar (``\\``, ``"`` and line breaks escaped)."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+def _lenient_range(outline: Outline, problem: Problem) -> TextRange | None:
+    """The value as written on its line: the problem's span, else from after ``key: `` to
+    the end of the line (trailing spaces left out)."""
+    span = problem.span
+    if span is not None and span.line == span.end_line and span.line - 1 < len(outline.lines):
+        line = span.line - 1
+        end = min(span.end_column, len(outline.lines[line]))
+        if end > span.column:
+            return TextRange(line, span.column, line, end)
+    key = outline.key_at((problem.line or 1) - 1)
+    if key is None or key.line != key.last_line:
+        return None
+    where = _whole_line_value(outline, key)
+    return where if where.end_column > where.column else None
+
+
+def _whole_line_value(outline: Outline, key: KeyLine) -> TextRange:
+    end = max(key.value_start, len(outline.lines[key.line].rstrip()))
+    return TextRange(key.line, key.value_start, key.line, end)
 
 
 def _set_or_add(outline: Outline, problem: Problem, key: str, value: str, after: str | None) -> Fix:
@@ -127,8 +191,13 @@ def _set_or_add(outline: Outline, problem: Problem, key: str, value: str, after:
 
 def _value_edit(outline: Outline, key: KeyLine, value: str) -> TextEdit:
     """Replace a key's value; a space after the colon when there was none."""
-    where = outline.value_range(key)
-    gap = "" if outline.lines[key.line][where.column - 1 : where.column] in (" ", "\t") else " "
+    return _gap_edit(outline, outline.value_range(key), value)
+
+
+def _gap_edit(outline: Outline, where: TextRange, value: str) -> TextEdit:
+    """Replace the text at ``where``; a space before it when it follows the colon."""
+    before = outline.lines[where.line][where.column - 1 : where.column]
+    gap = "" if before in (" ", "\t") else " "
     return TextEdit(where, gap + value)
 
 

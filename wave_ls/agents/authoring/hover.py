@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from wave_ls.agents.authoring.completion import BOOLEAN_KEYS, TOOL_KEYS, CompletionFacts
-from wave_ls.agents.authoring.keys import key_markdown
+from wave_ls.agents.authoring.completion import (
+    BOOLEAN_KEYS,
+    CHOICE_KEYS,
+    TOOL_KEYS,
+    CompletionFacts,
+)
+from wave_ls.agents.authoring.keys import KEY_DOCS, key_markdown
 from wave_ls.agents.authoring.outline import Outline, TextRange, outline_of
+from wave_ls.agents.model_tiers import tier_env, tier_of
 from wave_ls.agents.parse import closest_tool_name
 from wave_ls.agents.toolset import ALL_TOOL_NAMES, ALL_TOOLS_WILDCARD, NEVER_FOR_SUBAGENTS
 
@@ -44,9 +50,18 @@ def hover(text: str | Outline, line: int, column: int, facts: CompletionFacts) -
     where = outline.value_range(owner)
     if owner.key == "model":
         return HoverText(_model_markdown(outline.value_text(owner).strip(), facts), where)
-    if owner.key == "isolation" or owner.key in BOOLEAN_KEYS:
-        return HoverText(key_markdown(owner.key), where)
+    if owner.key in CHOICE_KEYS or owner.key in BOOLEAN_KEYS:
+        return HoverText(_choice_markdown(owner.key, outline.value_text(owner).strip()), where)
     return None
+
+
+def _choice_markdown(key: str, value: str) -> str:
+    """A key's text, led by what the value written means (or that it is not a value)."""
+    doc = KEY_DOCS[key]
+    detail = doc.detail(value)
+    if detail:
+        return f"`{value}`: {detail}.\n\n{doc.markdown}"
+    return doc.markdown
 
 
 def _word(text: str, column: int) -> tuple[int, int]:
@@ -83,9 +98,27 @@ def _model_markdown(value: str, facts: CompletionFacts) -> str:
             else "the session's current model (none is configured: set `WAVE_MODEL`)"
         )
         return f"**model** `inherit`: this subagent answers with {resolved}."
+    tier = tier_of(value, facts.models)
+    if tier is not None:
+        return _tier_markdown(value, tier, facts)
     text = f"**model** `{value}`: this subagent answers with the model `{value}`."
     if facts.models is None:
         return text + " The endpoint's model list is not known."
     if value in facts.models:
         return text + " The endpoint offers it."
     return text + " The endpoint does not offer it: a delegation to this subagent will fail."
+
+
+def _tier_markdown(value: str, tier: str, facts: CompletionFacts) -> str:
+    """What a tier runs on: the model mapped to it (and where), else the session's."""
+    named = "" if tier == value else " (the tier its name contains: the endpoint does not list it)"
+    head = f"**model** `{value}`: Claude Code's `{tier}` tier{named}."
+    mapped = facts.tiers.get(tier) if facts.tiers is not None else None
+    if mapped is not None:
+        return f"{head} It runs on `{mapped[0]}` ({mapped[1]})."
+    session = f" (now `{facts.session_model}`)" if facts.session_model else ""
+    unmapped = "No model is set for this tier, so it" if facts.tiers is not None else "Unmapped, it"
+    return (
+        f"{head} {unmapped} runs on the session's model{session}: set `models.{tier}` in "
+        f"the settings or `{tier_env(tier)}` to choose one."
+    )
