@@ -189,6 +189,7 @@ class AgentDocuments:
         if cached is not None and cached.version == document.version and cached.text == text:
             return cached
         from wave_ls.agents.authoring import check_agent_text, problem_range, split_lines
+        from wave_ls.agents.model_tiers import load_tier_map
 
         ls = self.server
         result = check_agent_text(
@@ -197,6 +198,7 @@ class AgentDocuments:
             place.agent_dir,
             self._neighbours(place.cwd),
             self.models.known(ls.settings.base_url, ls.settings.api_key),
+            tiers=lambda: load_tier_map(place.cwd, ls.home),
         )
         lines = split_lines(text)
         diagnostics = [

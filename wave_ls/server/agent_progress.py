@@ -28,7 +28,11 @@ TOKEN_PREFIX = "wave/agent/"
 
 
 def progress_title(update: dict[str, Any]) -> str:
-    return delegation_title(parsed_arguments(update.get("arguments") or ""), _record(update))
+    """The block's title, with what its model tier became in parentheses when it is one:
+    ``reviewer: Review (sonnet -> inherit: no model set for this tier)``."""
+    record = _record(update)
+    title = delegation_title(parsed_arguments(update.get("arguments") or ""), record)
+    return f"{title} ({record.model_note})" if record.model_note else title
 
 
 def starts_background(update: dict[str, Any]) -> bool:
@@ -48,6 +52,7 @@ class AgentProgress:
         self.queues: dict[str, asyncio.Queue[Callable[[], Awaitable[None]] | None]] = {}
         self.workers: set[asyncio.Task[None]] = set()
         self.refused: set[str] = set()  # tokens the client would not create
+        self.waiting: set[str] = set()  # pending blocks whose run has not reported yet
 
     def on_update(self, update: dict[str, Any]) -> None:
         if update.get("kind") != "toolBlock" or update.get("name") != AGENT_TOOL:
@@ -57,8 +62,13 @@ class AgentProgress:
         token = TOKEN_PREFIX + str(update["toolCallId"])
         status = update.get("status")
         if token not in self.queues:
-            if status in ("completed", "failed"):
+            if status == "pending" and not update.get("details"):
+                # Begun by the run's first update: its record (the model note) is the title's.
+                self.waiting.add(token)
+                return
+            if status in ("completed", "failed") and token not in self.waiting:
                 return  # never began (e.g. refused before it ran): nothing to end
+            self.waiting.discard(token)
             self._open(token, progress_title(update))
             if status == "pending":
                 return

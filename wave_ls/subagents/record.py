@@ -36,6 +36,8 @@ class DelegationRecord:
     error: str | None = None
     usage: RunUsage | None = None
     summary: str | None = None
+    model: str | None = None  # the id its requests carry
+    model_note: str | None = None  # what a tier became: 'sonnet -> inherit: ...'
     extra: dict[str, Any] = field(default_factory=dict)  # fields of newer writers, kept
 
     @classmethod
@@ -67,6 +69,8 @@ class DelegationRecord:
             "sandbox": self.sandbox,
             "status": self.status,
             "summary": self.summary,
+            "model": self.model,
+            "modelNote": self.model_note,
         }
         out.update({key: value for key, value in optional.items() if value is not None})
         if self.status is not None:
@@ -104,6 +108,8 @@ class DelegationRecord:
             error=data.pop("error", None),
             usage=usage,
             summary=data.pop("summary", None),
+            model=data.pop("model", None),
+            model_note=data.pop("modelNote", None),
             extra=data,
         )
 

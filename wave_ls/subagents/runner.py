@@ -20,7 +20,7 @@ import copy
 import dataclasses
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -44,6 +44,7 @@ from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
+from wave_ls.subagents.models import subagent_model
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.model import IsolationError
 from wave_ls.worktrees.sandboxing import sandbox_prompt
@@ -74,6 +75,8 @@ class SubagentHost:
     emit: Callable[[Event], None] = lambda _event: None  # the parent session's event sink
     tool_factory: Callable[[], Sequence[Tool]] = builtin_tools
     foreground_timeout: float = DEFAULT_FOREGROUND_TIMEOUT
+    # The endpoint's model ids when known (a `claude-*` id it lists is sent as is).
+    served_models: Callable[[], Collection[str] | None] = lambda: None
 
 
 @dataclass
@@ -125,7 +128,7 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
     memory_cwd, home = host.memory_cwd, host.home
     return AgentConfig(
         system_prompt=definition.system_prompt + subagent_environment(cwd),
-        model=parent.model if definition.model == "inherit" else definition.model,
+        model=subagent_model(host, definition).model,
         tools=tools,
         permission_mode=parent.permission_mode,
         params=dict(parent.params),
@@ -224,6 +227,8 @@ async def run_delegation(
     else:
         config = subagent_config(host, delegation.definition, cwd)
         history = []
+        record.model_note = subagent_model(host, delegation.definition).note
+    record.model = config.model
     intro = ""
     if planned is not None and sandbox_confines():
         intro = sandbox_prompt(planned.path, planned.branch)

@@ -10,7 +10,7 @@ that overrides (or is overridden by) another scope's agent.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from wave_ls.agents.authoring.keys import FOREIGN_KEYS
 from wave_ls.agents.definition import AgentDefinition, Problem, Span
 from wave_ls.agents.discovery import AgentDir, ParsedFile, dedupe_directory
 from wave_ls.agents.frontmatter import Entry, Frontmatter
+from wave_ls.agents.model_tiers import TIERS, TierMap, resolve_model, tier_env, tier_of
 from wave_ls.agents.parse import KNOWN_KEYS, ParsedAgent, read_agent_text
 
 INHERIT = "inherit"
@@ -31,6 +32,7 @@ class Codes:
     UNKNOWN_KEY = "unknown-key"
     ISOLATION = "isolation-ignored"
     UNKNOWN_MODEL = "unknown-model"
+    MODEL_TIER = "model-tier"
     DUPLICATE_NAME = "duplicate-name"
     OVERRIDES = "overrides"
 
@@ -52,12 +54,15 @@ def check_agent_text(
     agent_dir: AgentDir,
     layers: Layers = (),
     models: Collection[str] | None = None,
+    tiers: Callable[[], TierMap] | None = None,
 ) -> CheckResult:
     """The problems of ``text`` as the file ``path`` in ``agent_dir``.
 
     ``layers`` are the directories of its catalog with their files on disk, lowest
     precedence first (``AgentRegistry.directories``); ``models`` the endpoint's model ids
-    when known. Problems carry 1-based lines and, where it is known, the exact ``span``.
+    when known; ``tiers`` the session's tier mapping (read only for a tier: the note then
+    says what it becomes). Problems carry 1-based lines and, where it is known, the exact
+    ``span``.
     """
     parsed = read_agent_text(path, text, agent_dir.source, agent_dir.plugin, keep_going=True)
     problems = list(parsed.problems)
@@ -65,7 +70,7 @@ def check_agent_text(
         lint = _Lint(str(path), parsed.front, parsed.entries)
         lint.keys()
         lint.isolation()
-        lint.model(models)
+        lint.model(models, tiers)
         problems += lint.found
     if parsed.definition is not None and layers:
         problems += _neighbours(path, agent_dir, parsed, layers)
@@ -120,13 +125,27 @@ class _Lint:
             )
         )
 
-    def model(self, models: Collection[str] | None) -> None:
+    def model(self, models: Collection[str] | None, tiers: Callable[[], TierMap] | None) -> None:
         entry = self.entries.get("model")
         value = (entry.node.text or "").strip() if entry else ""
-        if entry is None or models is None or not value or value == INHERIT or value in models:
+        if entry is None or not value or value == INHERIT:
+            return
+        if tier_of(value, models) is not None:
+            self.add(
+                Problem(
+                    self.path,
+                    entry.line,
+                    _tier_note(value, models, tiers() if tiers else None),
+                    "info",
+                    _value_span(self.front, entry),
+                    Codes.MODEL_TIER,
+                )
+            )
+            return
+        if models is None or value in models:
             return
         known = sorted(models)
-        close = _closest(value, [INHERIT, *known])
+        close = _closest(value, [INHERIT, *TIERS, *known])
         listed = ", ".join(known[:SHOWN_MODELS]) + (", ..." if len(known) > SHOWN_MODELS else "")
         self.add(
             Problem(
@@ -134,13 +153,27 @@ class _Lint:
                 entry.line,
                 f"model: '{value}' is not a model the endpoint offers"
                 + (f" (did you mean '{close}'?)" if close else "")
-                + f"; use '{INHERIT}' or one of: {listed or '(none)'}",
+                + f"; use '{INHERIT}', a tier ({', '.join(TIERS)}) or one of: "
+                + (listed or "(none)"),
                 "warning",
                 _value_span(self.front, entry),
                 Codes.UNKNOWN_MODEL,
                 close,
             )
         )
+
+
+def _tier_note(value: str, models: Collection[str] | None, tiers: TierMap | None) -> str:
+    """What a tier becomes (``model: sonnet -> gpt-4o (settings: models.sonnet)``), and
+    where to map it when it is not."""
+    tier = tier_of(value, models) or value
+    where = f"models.{tier} in .wave/settings.json or {tier_env(tier)}"
+    choice = resolve_model(value, tiers, models) if tiers is not None else None
+    if choice is None or choice.note is None:
+        return f"model: Claude Code's tier '{tier}': runs on {where} when set, else inherit"
+    if choice.model is None:
+        return f"model: {choice.note} (set {where})"
+    return f"model: {choice.note}"
 
 
 def _neighbours(
