@@ -132,9 +132,35 @@ def test_limit_caps_each_group() -> None:
     assert labels(items, "file")[0] == "f000.txt"
 
 
-def test_names_that_cannot_be_mentioned_are_not_offered() -> None:
-    items = complete("", [Agent("1bad", "x"), Agent("has space", "y"), Agent("ok", "z")], [])
-    assert labels(items, "agent") == ["ok"]
+def test_names_a_mention_cannot_hold_insert_their_mention_form() -> None:
+    # Issue 24: Claude Code allows '.' and spaces in names; the item inserts a form the
+    # mention parser reads back (and resolves to that agent), the label is the name.
+    agents = [Agent("1bad", "x"), Agent("has space", "y"), Agent("ok", "z"), Agent("v5.1", "w")]
+    items = {item.label: item for item in complete("", agents, [])}
+    assert sorted(items) == ["1bad", "has space", "ok", "v5.1"]
+    for name, form in [("1bad", "agent-1bad"), ("has space", "has-space"), ("v5.1", "v5-1")]:
+        assert items[name].insert_text == f"[@agent:{form}]"
+        assert find_agent_mentions(items[name].insert_text) == [form]
+    assert items["ok"].insert_text == "[@agent:ok]"
+    # What a mention holds finds it.
+    assert labels(complete("has-sp", agents, []), "agent") == ["has space"]
+    # A form another agent answers to would mention that one: not offered.
+    taken = complete("", [Agent("has space", "y"), Agent("Has-Space", "z")], [])
+    assert labels(taken, "agent") == ["Has-Space"]
+
+
+@dataclass(frozen=True)
+class ColoredAgent:
+    name: str
+    description: str
+    color: str | None = None
+
+
+def test_an_agent_item_carries_its_color() -> None:
+    agents = [ColoredAgent("red-one", "x", "red"), ColoredAgent("plain", "y")]
+    items = {item.label: item for item in complete("", agents, [])}
+    assert items["red-one"].color == "red" and items["plain"].color is None
+    assert all(item.color is None for item in complete("", [Agent("a", "b")], ["f.txt"]))
 
 
 def test_removed_agent_disappears() -> None:

@@ -9,12 +9,12 @@ list works too but is indexed on every call). The LSP adapter turns a `Candidate
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from wave_ls.chat_input.file_index import FileIndex, find_lines, join_lines
-from wave_ls.chat_input.mentions import is_mentionable_name
+from wave_ls.chat_input.mentions import mention_form
 
 AGENT_PREFIX = "agent:"
 FILE_PREFIX = "file:"
@@ -35,13 +35,20 @@ class AgentLike(Protocol):
     def description(self) -> str: ...
 
 
+def _color(agent: AgentLike) -> str | None:
+    """The agent's ``color`` (a frontmatter key), when it has one."""
+    color = getattr(agent, "color", None)
+    return color if isinstance(color, str) and color else None
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One `@` completion item, in the words of an LSP `CompletionItem`.
 
     `sort_text` orders subagents ("0-...") before files ("1-..."), each group by rank and
     then position. `filter_text` starts with `@` and the group's prefix, for clients that
-    filter again on the typed word (the replaced range should start at the `@`).
+    filter again on the typed word (the replaced range should start at the `@`). `color` is
+    a subagent's frontmatter ``color`` (the item's ``data.color``), for its chip.
     """
 
     label: str
@@ -51,6 +58,7 @@ class Candidate:
     insert_text: str
     sort_text: str
     filter_text: str
+    color: str | None = None
 
 
 def complete(
@@ -85,20 +93,34 @@ def complete(
 
 class AgentIndex:
     """The mentionable subagents sorted by name, their names, short names (after a
-    plugin's `:`) and descriptions lowercased and joined, for `str.find` scans in C."""
+    plugin's `:`) and descriptions lowercased and joined, for `str.find` scans in C.
+
+    A name a mention cannot hold (Claude Code allows `.` and spaces) is offered when its
+    `mention_form` names only it, as the mention parser reads it; the item inserts that
+    form. ``rows`` are (name, description, the form to insert, colour)."""
 
     def __init__(self, agents: Sequence[AgentLike]) -> None:
         rows = sorted(
-            ((agent.name.lower(), agent.name, agent.description) for agent in agents),
+            (
+                (agent.name.lower(), agent.name, agent.description, _color(agent))
+                for agent in agents
+            ),
             key=lambda row: (row[0], row[1]),
         )
-        self.rows = [(name, text) for lower, name, text in rows if is_mentionable_name(name)]
-        lowered = [name.lower() for name, _ in self.rows]
+        forms = [mention_form(name) for _, name, _, _ in rows]
+        unique = _unique_forms((row[1], form) for row, form in zip(rows, forms, strict=True))
+        self.rows = [
+            (name, text, form, color)
+            for (_, name, text, color), form in zip(rows, forms, strict=True)
+            if form == name or form.casefold() in unique
+        ]
+        # Matched on what a mention holds (the form: `@Python-Ex` finds `Python Expert`).
+        lowered = [form.lower() for _, _, form, _ in self.rows]
         self._names, self._name_starts = join_lines(lowered)
         self._short, self._short_starts = join_lines(name.rsplit(":", 1)[-1] for name in lowered)
         # A query never holds whitespace, so a description's line breaks cannot be matched.
         self._texts, self._text_starts = join_lines(
-            text.lower().replace("\n", " ") for _, text in self.rows
+            text.lower().replace("\n", " ") for _, text, _, _ in self.rows
         )
 
     def search(self, query: str, limit: int) -> list[tuple[int, int]]:
@@ -126,6 +148,16 @@ class AgentIndex:
                     if len(seen) >= limit:
                         return list(_by_rank(seen))
         return list(_by_rank(seen))
+
+
+def _unique_forms(named: Iterable[tuple[str, str]]) -> set[str]:
+    """The case-folded mention forms that only one agent answers to (by its name or its
+    form), as ``mentions.mention_reminder`` resolves them; ``named`` is (name, form)."""
+    count: dict[str, int] = {}
+    for name, form in named:
+        for key in {name.casefold(), form.casefold()}:
+            count[key] = count.get(key, 0) + 1
+    return {key for key, seen in count.items() if seen == 1}
 
 
 def _by_rank(seen: dict[int, int]) -> list[tuple[int, int]]:
@@ -156,11 +188,12 @@ def _agent_candidates(query: str, agents: Sequence[AgentLike], limit: int) -> li
             kind="agent",
             detail=text,
             documentation=text,
-            insert_text=f"[@agent:{name}]",
+            insert_text=f"[@agent:{form}]",
             sort_text=f"0-{rank}-{position:06d}",
-            filter_text=f"@agent:{name} {text}",
+            filter_text=f"@agent:{form} {text}",
+            color=color,
         )
-        for position, (rank, (name, text)) in enumerate(
+        for position, (rank, (name, text, form, color)) in enumerate(
             (rank, index.rows[row]) for rank, row in index.search(query, limit)
         )
     ]

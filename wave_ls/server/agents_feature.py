@@ -22,7 +22,7 @@ KIND_FILE = 17
 
 
 def completion_item(candidate: Candidate) -> dict[str, Any]:
-    return {
+    item: dict[str, Any] = {
         "label": candidate.label,
         "kind": KIND_AGENT if candidate.kind == "agent" else KIND_FILE,
         "detail": candidate.detail,
@@ -31,6 +31,9 @@ def completion_item(candidate: Candidate) -> dict[str, Any]:
         "sortText": candidate.sort_text,
         "filterText": candidate.filter_text,
     }
+    if candidate.color is not None:
+        item["data"] = {"color": candidate.color}  # the agent's chip colour (issue 24)
+    return item
 
 
 def register(server: WaveServer) -> None:
