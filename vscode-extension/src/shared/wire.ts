@@ -44,6 +44,12 @@ export interface AgentDetails {
   durationMs?: number;
   summary?: string;
   worktree?: WorktreeDetails;
+  /** The definition's `color` (issue 24). */
+  color?: string;
+  /** The run stopped at its definition's `maxTurns`. */
+  maxTurnsReached?: boolean;
+  /** What a model tier became: `sonnet -> inherit: no model set for this tier`. */
+  modelNote?: string;
   [key: string]: unknown;
 }
 
@@ -146,6 +152,8 @@ export interface CompletionItem {
   insertText?: string;
   sortText?: string;
   filterText?: string;
+  /** Agent items: `{color}` when the agent sets one. */
+  data?: { color?: string; [key: string]: unknown };
 }
 
 export interface CompletionList {
@@ -177,4 +185,6 @@ export interface AgentInfo {
   model: string;
   isolation?: string;
   path?: string;
+  color?: string;
+  background?: boolean;
 }

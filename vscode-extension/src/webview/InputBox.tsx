@@ -8,6 +8,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { atWord, isBlank, serialize, toServerText, type AtWord, type Segment } from '../shared/tags';
+import { agentColorCss, agentColors } from '../shared/agentStyle';
 import type { CompletionItem } from '../shared/wire';
 import { Icon } from './icons';
 import { TagEditor } from './tagEditor';
@@ -163,6 +164,7 @@ export function InputBox(props: Props): JSX.Element {
       },
       focus: () => editor.focus(),
       completion: (requestId, items, serverMs) => {
+        agentColors.learn(items);
         if (requestId < 0) {
           cache.current.set('', items);
           return;
@@ -226,6 +228,7 @@ export function InputBox(props: Props): JSX.Element {
         onMouseMove={() => dropdown && !selected && setDropdown({ ...dropdown, selected: i })}
       >
         <Icon name={agent ? 'agent' : 'file'} class="dd-icon" />
+        {agent && agentColorCss(item.data?.color) ? <span class="agent-dot" style={{ background: agentColorCss(item.data?.color) }} /> : null}
         <span class="dd-label">{item.label}</span>
         <span class="dd-detail">{agent ? docText(item) : ''}</span>
       </li>

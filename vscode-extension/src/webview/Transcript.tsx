@@ -8,6 +8,7 @@ import { Icon, Spinner } from './icons';
 import { renderMarkdown, renderUserText } from './markup';
 import { post } from './vscodeApi';
 import { formatDuration, formatTokens, parseArgs, toolTarget } from './toolSummary';
+import { agentColorCss, agentNotes } from '../shared/agentStyle';
 
 /** Items rendered at first (and added per step when scrolling up): a long chat opens fast. */
 export const WINDOW = 60;
@@ -155,10 +156,18 @@ function AgentBlock({ item }: { item: ToolItem }): JSX.Element {
   const summary = item.progress?.end || d.summary || (running ? '' : item.shortResult);
   const wt = d.worktree;
   const result = item.result ?? '';
+  const color = agentColorCss(d.color);
+  const notes = agentNotes(d);
   return (
-    <div class={`agent agent-${item.status}${d.background ? ' agent-bg' : ''}`} data-agent={type}>
+    <div
+      class={`agent agent-${item.status}${d.background ? ' agent-bg' : ''}${color ? ' agent-colored' : ''}`}
+      data-agent={type}
+      data-color={color ? d.color : undefined}
+      style={color ? { '--agent-color': color } : undefined}
+    >
       <div class="agent-head">
         <Icon name="agent" class="agent-icon" />
+        {color ? <span class="agent-dot" title={`color: ${d.color}`} /> : null}
         <span class="agent-type">{type}</span>
         <span class="agent-task" title={task}>{task}</span>
         {d.background ? <span class="badge">background</span> : null}
@@ -185,6 +194,7 @@ function AgentBlock({ item }: { item: ToolItem }): JSX.Element {
           {!running && d.totalTokens && !/tokens/.test(summary) ? <span class="muted"> · {formatTokens(d.totalTokens)} tokens</span> : null}
         </div>
       ) : null}
+      {notes.length ? <div class="agent-notes">{notes.join(' · ')}</div> : null}
       {d.error ? <div class="agent-error">{d.error}</div> : null}
       {d.background && running && d.taskId ? (
         <button class="btn btn-small" type="button" onClick={() => post({ type: 'stopTask', taskId: d.taskId as string })}>

@@ -23,6 +23,7 @@ import rust from 'highlight.js/lib/languages/rust';
 import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
+import { agentColorCss, agentColors } from '../shared/agentStyle';
 import { parseTags, tagLabel } from '../shared/tags';
 
 const LANGUAGES = { bash, c, diff, go, java, javascript, json, markdown, python, rust, typescript, xml, yaml };
@@ -97,7 +98,10 @@ export function renderMarkdown(text: string): string {
 
 /** A chip as HTML (the same look as the input's chips). */
 export function chipHtml(kind: 'agent' | 'file', value: string): string {
-  return `<span class="chip chip-${kind}" title="${escapeHtml(kind === 'agent' ? `Subagent ${value}` : value)}">${escapeHtml(
+  // The colour is one of ours (a var() or a checked #hex), never text from the message.
+  const color = kind === 'agent' ? agentColorCss(agentColors.get(value)) : undefined;
+  const colored = color ? ` chip-colored" style="--agent-color: ${color}` : '';
+  return `<span class="chip chip-${kind}${colored}" title="${escapeHtml(kind === 'agent' ? `Subagent ${value}` : value)}">${escapeHtml(
     tagLabel({ kind, value }),
   )}</span>`;
 }

@@ -20,6 +20,7 @@ import {
   type Segment,
   type TagKind,
 } from '../shared/tags';
+import { agentColorCss, agentColors } from '../shared/agentStyle';
 
 export interface TagEditorEvents {
   /** The content or the cursor changed (`inputTime`: the event's time stamp, for typing). */
@@ -280,5 +281,10 @@ export function chipElement(kind: TagKind, value: string): HTMLElement {
   chip.dataset.value = value;
   chip.title = kind === 'agent' ? `Subagent ${value}` : value;
   chip.textContent = tagLabel({ kind, value });
+  const color = kind === 'agent' ? agentColorCss(agentColors.get(value)) : undefined;
+  if (color) {
+    chip.classList.add('chip-colored');
+    chip.style.setProperty('--agent-color', color);
+  }
   return chip;
 }
