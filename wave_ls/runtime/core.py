@@ -266,7 +266,9 @@ class NullSink:
 
 # --------------------------------------------------------------------------- permissions
 
-PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan"]
+# ``dontAsk`` (never prompt: what would need a prompt is denied) is a subagent's mode only,
+# from its definition's ``permissionMode``; a session's modes are ``PERMISSION_MODES``.
+PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk"]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",

@@ -12,9 +12,11 @@ import contextlib
 import dataclasses
 import json
 import logging
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, Protocol
 
 from wave_ls.runtime.core import (
     AssistantContentDelta,
@@ -51,6 +53,20 @@ DEFAULT_MAX_ROUNDS = 100
 CANCELLED_TOOL_RESULT = "Interrupted: the user cancelled this tool call."
 
 
+class ToolHooks(Protocol):
+    """Commands run around each tool call of one agent (a subagent's own ``hooks``)."""
+
+    async def before_tool(self, name: str, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """Why the call is blocked (the tool's error for the model), or None to go on."""
+        ...
+
+    async def after_tool(
+        self, name: str, args: dict[str, Any], result: ToolResult, ctx: ToolContext
+    ) -> ToolResult:
+        """The result the model reads (the tool's, with any feedback added)."""
+        ...
+
+
 @dataclass
 class AgentConfig:
     """What one agent runs with: its prompt, model, tools and permission rules."""
@@ -69,7 +85,12 @@ class AgentConfig:
     # The user turned the session's sandbox on: Bash confined by it needs no approval in
     # default and acceptEdits mode (plan mode and read_only_bash still apply).
     sandbox_auto_allow: bool = False
+    # The most model requests of one turn (a subagent's ``maxTurns``).
     max_rounds: int = DEFAULT_MAX_ROUNDS
+    tool_hooks: ToolHooks | None = None
+    # Folders the agent's file tools may change without asking and outside its write root
+    # (a subagent's memory folder); plan mode still refuses.
+    free_write_dirs: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -81,6 +102,7 @@ class TurnResult:
     # Number of assistant messages this turn produced (subagent outcome rules use it).
     assistant_messages: int = 0
     tool_calls: int = 0
+    limit_reached: bool = False  # stopped by ``max_rounds``
 
 
 class DenyAll:
@@ -191,7 +213,8 @@ class Conversation:
                 calls += len(response.tool_calls)
                 await self._run_tool_calls(response.tool_calls)
             error = f"stopped after {self.config.max_rounds} model rounds (turn limit)"
-            return self._end(TurnResult("failed", last_text, turn_usage, error, answers, calls))
+            result = TurnResult("failed", last_text, turn_usage, error, answers, calls, True)
+            return self._end(result)
         except ModelError as exc:
             return self._end(TurnResult("failed", last_text, turn_usage, str(exc), answers, calls))
         except Exception as exc:  # a bug of ours: this turn fails, the session goes on
@@ -309,17 +332,28 @@ class Conversation:
             return ToolResult(f"Invalid JSON arguments for {call.name}: {exc}", is_error=True)
         if not isinstance(args, dict):
             return ToolResult(f"Arguments for {call.name} must be a JSON object", is_error=True)
+        free_dir = self._free_write_dir(tool, args)
         context = dataclasses.replace(
             self.context,
             tool_call_id=call.id,
             report=lambda text, details=None: self._block(call, "running", text, None, details),
+            write_root=self.context.write_root if free_dir is None else free_dir,
         )
+        hooks = self.config.tool_hooks
         try:
-            decision = await self._permission(tool, args, context)
+            blocked = await hooks.before_tool(call.name, args, context) if hooks else None
+            if blocked is not None:
+                return ToolResult(blocked, is_error=True, short_result="blocked by hook")
+            if free_dir is not None:
+                decision = PermissionDecision(True)
+            else:
+                decision = await self._permission(tool, args, context)
             if not decision.allowed:
                 return ToolResult(decision.message, is_error=True, short_result="denied")
             self._block(call, "running")
             result = await tool.run(args, context)
+            if hooks is not None:
+                result = await hooks.after_tool(call.name, args, result, context)
         except ToolError as exc:
             return ToolResult(str(exc), is_error=True, short_result="error")
         except asyncio.CancelledError:
@@ -330,6 +364,20 @@ class Conversation:
         if decision.rule:
             result.details = {**result.details, "permission": decision.rule}
         return result
+
+    def _free_write_dir(self, tool: Tool, args: dict[str, Any]) -> Path | None:
+        """The free folder (``AgentConfig.free_write_dirs``) a file change lies in, if any."""
+        target = args.get("file_path") or args.get("notebook_path")
+        if tool.effect != "edit" or self.config.permission_mode == "plan":
+            return None
+        if not self.config.free_write_dirs or not isinstance(target, str) or not target:
+            return None
+        real = os.path.realpath(self.context.resolve(target))
+        for folder in self.config.free_write_dirs:
+            root = os.path.realpath(folder)
+            if real == root or real.startswith(root.rstrip(os.sep) + os.sep):
+                return Path(root)
+        return None
 
     async def _permission(
         self, tool: Tool, args: dict[str, Any], ctx: ToolContext

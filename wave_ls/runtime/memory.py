@@ -195,3 +195,59 @@ def _rule_body(path: Path, raw: str) -> str | None:
         if isinstance(data, dict) and data.get("paths"):
             return None
     return body
+
+
+# --------------------------------------------------------------------------- agent memory
+
+AGENT_MEMORY_FILE = "MEMORY.md"
+AGENT_MEMORY_LINES = 200  # of MEMORY.md, shown at each start (as Claude Code)
+AgentMemoryScope = Literal["user", "project", "local"]
+
+
+def agent_memory_dir(scope: str, name: str, project: Path, home: Path) -> Path:
+    """A subagent's persistent memory folder: ``user`` ``~/.wave/agent-memory/<name>/``,
+    ``project`` ``<project>/.wave/agent-memory/<name>/``, ``local``
+    ``<project>/.wave/agent-memory-local/<name>/`` (Claude Code's, under ``.wave``)."""
+    bases = {
+        "user": home / ".wave" / "agent-memory",
+        "project": project / ".wave" / "agent-memory",
+        "local": project / ".wave" / "agent-memory-local",
+    }
+    folder = name.replace("/", "-").replace("\\", "-")
+    return bases[scope] / (folder if folder.strip(".") else "_")
+
+
+def prepare_agent_memory(directory: Path, scope: str) -> None:
+    """Make the folder (a ``local`` one is kept out of git); failures are only logged."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        ignore = directory.parent / ".gitignore"
+        if scope == "local" and not ignore.exists():
+            ignore.write_text("# Personal agent memory (memory: local): never committed.\n*\n")
+    except OSError as error:
+        log.warning("agent memory folder %s not made: %s", directory, error)
+
+
+def agent_memory_prompt(directory: Path, scope: str) -> str:
+    """The system prompt section of an agent with ``memory``: where its folder is, how to
+    keep it, and the first ``AGENT_MEMORY_LINES`` lines of its ``MEMORY.md``."""
+    index = directory / AGENT_MEMORY_FILE
+    try:
+        lines = index.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    shown = "\n".join(lines[:AGENT_MEMORY_LINES]).strip()
+    if len(lines) > AGENT_MEMORY_LINES:
+        shown += f"\n[... MEMORY.md has {len(lines)} lines; only the first 200 are shown]"
+    return (
+        "\n\n# Persistent agent memory\n\n"
+        f"You have a persistent memory folder, {directory} ({scope} scope), that outlives "
+        "this run. Consult it before you start, and keep it up to date as you work: record "
+        "what will help you next time (patterns, decisions, conventions, pitfalls) and "
+        f"remove what is no longer true. {AGENT_MEMORY_FILE} in it is the index, shown "
+        f"below at every start: only its first {AGENT_MEMORY_LINES} lines are, so keep it "
+        "short and move details into other files of that folder, named in the index. Use "
+        "Read, Write and Edit there; changes inside that folder need no approval.\n\n"
+        f"## {AGENT_MEMORY_FILE}\n\n"
+        + (shown or f"({AGENT_MEMORY_FILE} does not exist yet: create it.)")
+    )

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import logging
 import os
 import re
 import socket
@@ -35,6 +37,11 @@ CONNECT_TIMEOUT = 5.0
 # After the stream's [DONE], how long the rest of the body may take (see _drain).
 DRAIN_SECONDS = 1.0
 DEFAULT_DEADLINE = 600.0
+# Parameters a request may lose when the endpoint rejects them (a subagent's ``effort``):
+# the round is sent again without, and this client stops sending them.
+OPTIONAL_PARAMS = ("reasoning_effort",)
+
+log = logging.getLogger(__name__)
 
 _SDK_CLIENTS: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, dict[tuple[str, str, float, int], openai.AsyncOpenAI]
@@ -76,11 +83,42 @@ class OpenAIModelClient:
         self.max_retries = max_retries
         every_attempt = read_timeout * (max_retries + 1) + CONNECT_TIMEOUT
         self.deadline = max(DEFAULT_DEADLINE, every_attempt) if deadline is None else deadline
+        self.unsupported: set[str] = set()  # optional parameters the endpoint rejected
 
     async def complete(
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        """Stream one round; ``on_delta`` gets each piece of text. Raises ``ModelError``."""
+        """Stream one round; ``on_delta`` gets each piece of text. Raises ``ModelError``.
+
+        An optional parameter (``OPTIONAL_PARAMS``) that the endpoint rejects is dropped:
+        logged once, the round sent again without it, and never sent by this client again.
+        """
+        request = self._without(request, self.unsupported)
+        try:
+            return await self._complete(request, on_delta)
+        except ModelError as error:
+            rejected = rejected_param(request, error.__cause__)
+            if rejected is None:
+                raise
+            self.unsupported.add(rejected)
+            log.warning(
+                "the model endpoint %s rejects %r; it is no longer sent (%s)",
+                self.base_url,
+                rejected,
+                error,
+            )
+            return await self._complete(self._without(request, {rejected}), on_delta)
+
+    @staticmethod
+    def _without(request: ModelRequest, names: set[str]) -> ModelRequest:
+        if not names & request.params.keys():
+            return request
+        params = {key: value for key, value in request.params.items() if key not in names}
+        return dataclasses.replace(request, params=params)
+
+    async def _complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None
+    ) -> ModelResponse:
         import openai
 
         where = _Where(self.base_url, request.model)
@@ -244,6 +282,24 @@ class OpenAIModelClient:
             f"The model endpoint {where} refused the request (HTTP {status}): {detail}. "
             "Check the model name and the request parameters."
         )
+
+
+def rejected_param(request: ModelRequest, error: BaseException | None) -> str | None:
+    """The optional parameter of ``request`` that the endpoint refused (HTTP 400 or 422
+    naming it, or saying that a parameter is not supported), if that is what ``error`` is."""
+    import openai
+
+    sent = [name for name in OPTIONAL_PARAMS if name in request.params]
+    if not sent or not isinstance(error, openai.APIStatusError):
+        return None
+    if error.status_code not in (400, 422):
+        return None
+    detail = f"{_server_message(error)} {getattr(error, 'param', '') or ''}".lower()
+    named = [name for name in sent if name in detail]
+    if named:
+        return named[0]
+    generic = any(word in detail for word in ("unsupported", "not supported", "unrecognized"))
+    return sent[0] if generic and len(sent) == 1 and "param" in detail else None
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,11 @@ worktree             allow      allow        deny          allow
 other                ask        ask          deny          allow
 ==================  =========  ===========  ============  ==========================
 
+``dontAsk`` (a subagent's ``permissionMode`` only) gives ``default``'s verdicts; its asker
+never prompts: an ``ask`` is allowed only by a rule the user already gave for the session
+and otherwise denied (``subagents/runner.py``). A subagent's mode comes from its definition
+and its parent (``subagent_permission_mode``).
+
 ``read_only_bash=True`` (Explore/Plan subagents) applies the plan-mode rule for commands in
 every mode, ``bypassPermissions`` included. ``sandboxed=True`` (the user turned the session's
 sandbox on, and it confines this agent's commands) allows every command in ``default`` and
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 from wave_ls.runtime.bash_safety import READ_ONLY_EXAMPLES, is_read_only_command
 from wave_ls.runtime.core import Effect, PermissionMode
@@ -51,6 +56,23 @@ class Verdict:
 
 
 ALLOW = Verdict("allow")
+
+DONT_ASK_DENIED = (
+    "Permission to {summary} denied: this agent runs in dontAsk mode, which never asks; "
+    "only what is allowed without a prompt can run."
+)
+
+
+def subagent_permission_mode(parent: PermissionMode, agent: str | None) -> PermissionMode:
+    """A subagent's mode, as Claude Code applies it: a parent in ``bypassPermissions`` keeps
+    it for the subagent, a parent in ``plan`` is never loosened; otherwise the definition's
+    ``permissionMode`` (the parent's when it has none)."""
+    if parent in ("bypassPermissions", "plan") or agent not in SUBAGENT_MODES:
+        return parent
+    return cast(PermissionMode, agent)
+
+
+SUBAGENT_MODES = frozenset(get_args(PermissionMode))
 
 
 def decide(

@@ -126,6 +126,8 @@ class AgentTool:
             definition = catalog.get(request["subagent_type"] or "")
             if definition is None:
                 raise ToolError(unknown_type_message(request["subagent_type"], catalog))
+        # ``background: true`` in the definition: always in the background (Claude Code).
+        background = request["run_in_background"] or bool(definition and definition.background)
         delegation = Delegation(
             prompt=request["prompt"],
             description=request["description"],
@@ -136,17 +138,19 @@ class AgentTool:
             or bool(definition and definition.worktree_isolated),
             # Only a fork nobody asked to isolate may fall back to running in place (WT-11).
             in_place_fallback=request["fork"] and request["isolation"] is None,
-            background=request["run_in_background"],
-            timeout=None
-            if request["run_in_background"]
-            else request["timeout"] or self.host.foreground_timeout,
-            report_worktree=not request["run_in_background"],
+            background=background,
+            timeout=None if background else request["timeout"] or self.host.foreground_timeout,
+            report_worktree=not background,
         )
         # A fork ignores subagent_type: its block must not be titled as that subagent.
         shown = {**args, "subagent_type": None} if request["fork"] else args
         record = DelegationRecord.start(shown, new_instance_id())
+        record.color = definition.color if definition else None
         if delegation.background:
-            return start_in_background(self.host, delegation, ctx, record, args)
+            # The run's block says it runs in the background, as if the call had asked.
+            return start_in_background(
+                self.host, delegation, ctx, record, {**args, "run_in_background": True}
+            )
         try:
             run = await run_delegation(self.host, delegation, ctx, record)
         except IsolationError as exc:  # WT-11: nothing ran, never silently in place

@@ -36,6 +36,8 @@ class DelegationRecord:
     error: str | None = None
     usage: RunUsage | None = None
     summary: str | None = None
+    color: str | None = None  # the definition's ``color``, as written
+    max_turns_reached: bool = False  # the run stopped at its definition's ``maxTurns``
     model: str | None = None  # the id its requests carry
     model_note: str | None = None  # what a tier became: 'sonnet -> inherit: ...'
     extra: dict[str, Any] = field(default_factory=dict)  # fields of newer writers, kept
@@ -69,6 +71,8 @@ class DelegationRecord:
             "sandbox": self.sandbox,
             "status": self.status,
             "summary": self.summary,
+            "color": self.color,
+            "maxTurnsReached": self.max_turns_reached or None,
             "model": self.model,
             "modelNote": self.model_note,
         }
@@ -108,6 +112,8 @@ class DelegationRecord:
             error=data.pop("error", None),
             usage=usage,
             summary=data.pop("summary", None),
+            color=data.pop("color", None),
+            max_turns_reached=bool(data.pop("maxTurnsReached", False)),
             model=data.pop("model", None),
             model_note=data.pop("modelNote", None),
             extra=data,

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
+from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.core import (
     Event,
     Message,
@@ -38,12 +39,21 @@ from wave_ls.runtime.core import (
     ToolContext,
     ToolResult,
 )
-from wave_ls.runtime.loop import AgentConfig, Conversation, last_assistant_text
+from wave_ls.runtime.loop import (
+    DEFAULT_MAX_ROUNDS,
+    AgentConfig,
+    Conversation,
+    TurnResult,
+    last_assistant_text,
+)
 from wave_ls.runtime.memory import memory_reminder_for
+from wave_ls.runtime.permissions import DONT_ASK_DENIED, subagent_permission_mode
 from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
+from wave_ls.subagents.claude_keys import agent_hooks, agent_params, agent_start, mcp_only_note
+from wave_ls.subagents.hooks import AgentHooks
 from wave_ls.subagents.models import subagent_model
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.model import IsolationError
@@ -124,19 +134,25 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
     allowed = resolve_tools(
         [t.name for t in all_tools], definition.tools, definition.disallowed_tools
     )
-    tools = [tool for tool in all_tools if tool.name in allowed]
     memory_cwd, home = host.memory_cwd, host.home
+    start = agent_start(definition, memory_cwd, home)
+    granted = {*allowed, *start.extra_tools}
+    tools = [tool for tool in all_tools if tool.name in granted]
     return AgentConfig(
-        system_prompt=definition.system_prompt + subagent_environment(cwd),
+        system_prompt=definition.system_prompt + start.prompt + subagent_environment(cwd),
         model=subagent_model(host, definition).model,
         tools=tools,
-        permission_mode=parent.permission_mode,
-        params=dict(parent.params),
+        permission_mode=subagent_permission_mode(
+            parent.permission_mode, definition.permission_mode
+        ),
+        params=agent_params(parent.params, definition),
         context_reminder=(lambda: None)
         if definition.omit_agents_md
         else (lambda: memory_reminder_for(memory_cwd, home)),
         read_only_bash=definition.source == "builtin" and definition.name in READ_ONLY_BUILTINS,
         sandbox_auto_allow=parent.sandbox_auto_allow,
+        max_rounds=definition.max_turns or DEFAULT_MAX_ROUNDS,
+        free_write_dirs=start.free_write_dirs,
     )
 
 
@@ -252,9 +268,17 @@ async def run_delegation(
             sandbox=sandbox,
         )
 
+    hooks = None
+    if delegation.definition is not None:
+        hooks = agent_hooks(delegation.definition, host.memory_cwd, ctx.session_id, instance_id)
+        config.tool_hooks = hooks
     bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
     # Its requests name the block they come from: the delegation's own, or the run's.
-    asker = DelegatedAsker(host.asker(), lambda: record.task_id or ctx.tool_call_id)
+    asker = DelegatedAsker(
+        host.asker(),
+        lambda: record.task_id or ctx.tool_call_id,
+        prompts=config.permission_mode != "dontAsk",
+    )
     conversation = Conversation(
         config,
         host.client,
@@ -268,10 +292,11 @@ async def run_delegation(
     error: str | None = None
     try:
         async with asyncio.timeout(delegation.timeout):
-            turn = await beside_worktree(
-                conversation.run_turn([Message("user", delegation.prompt)]), launch
-            )
+            turn = await beside_worktree(run_turns(conversation, delegation.prompt, hooks), launch)
         error = turn.error if turn.status != "completed" else None
+        if turn.limit_reached and delegation.definition and delegation.definition.max_turns:
+            record.max_turns_reached = True
+            error = f"reached its maxTurns limit ({delegation.definition.max_turns} model requests)"
     except IsolationError:
         raise
     except TimeoutError:
@@ -305,14 +330,44 @@ async def run_delegation(
     result = outcome(conversation.messages[len(history) :], error)
     record.status = "failed" if result.is_error else "completed"
     record.error = error
-    record.summary = bridge.tracker.summary("Failed" if result.is_error else "Done")
+    done = "Done, maxTurns reached" if record.max_turns_reached else "Done"
+    record.summary = bridge.tracker.summary("Failed" if result.is_error else done)
     if notes and delegation.report_worktree:
         result.content += "\n\n" + "\n".join(notes)
+    if delegation.definition is not None:
+        tools_note = mcp_only_note(delegation.definition, [tool.name for tool in config.tools])
+        result.content += f"\n\n{tools_note}" if tools_note else ""
     result.short_result = record.summary
     result.details = record.to_json()
     if error and not result.is_error:
         log.warning("subagent %s failed after answering: %s", instance_id, error)
     return SubagentRun(instance_id, result, record.usage)
+
+
+# How often a Stop hook may send the subagent back to work (its own guard is
+# ``stop_hook_active``; this one ends a hook that always blocks).
+MAX_STOP_BLOCKS = 5
+
+
+async def run_turns(
+    conversation: Conversation, prompt: str, hooks: AgentHooks | None
+) -> TurnResult:
+    """The subagent's turn on ``prompt``, then its ``Stop`` hooks: a hook that blocks the
+    end gives its reason as the next message, within the same ``maxTurns`` budget."""
+    turn = await conversation.run_turn([Message("user", prompt)])
+    rounds = turn.assistant_messages
+    while hooks is not None:
+        verdict = await hooks.stop(turn.text, conversation.context.cwd)
+        left = conversation.config.max_rounds - rounds
+        if not verdict.blocked or turn.status != "completed" or left <= 0:
+            return turn
+        if hooks.stops > MAX_STOP_BLOCKS:
+            log.warning("subagent Stop hooks blocked %d times; the subagent ends", hooks.stops)
+            return turn
+        conversation.config.max_rounds = left
+        turn = await conversation.run_turn([Message("user", verdict.reason)])
+        rounds += turn.assistant_messages
+    return turn
 
 
 def _stopping() -> bool:
@@ -363,13 +418,33 @@ def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:
 
 class DelegatedAsker:
     """A subagent's ``PermissionAsker``: its session's asker, with each request marked with
-    the delegation's block (``PermissionRequest.parent_tool_call_id``)."""
+    the delegation's block (``PermissionRequest.parent_tool_call_id``).
 
-    def __init__(self, asker: PermissionAsker, block_id: Callable[[], str]) -> None:
+    ``prompts=False`` (``dontAsk``): nobody is asked; a rule the user gave for the session
+    ("allow for this session") still allows, anything else is denied.
+    """
+
+    def __init__(
+        self, asker: PermissionAsker, block_id: Callable[[], str], *, prompts: bool = True
+    ) -> None:
         self.asker = asker
         self.block_id = block_id
+        self.prompts = prompts
 
     async def ask(self, request: PermissionRequest) -> PermissionDecision:
+        if not self.prompts:
+            return unprompted(self.asker, request)
         if not request.parent_tool_call_id:
             request = dataclasses.replace(request, parent_tool_call_id=self.block_id())
         return await self.asker.ask(request)
+
+
+def unprompted(asker: PermissionAsker, request: PermissionRequest) -> PermissionDecision:
+    """The answer without a prompt: allowed by a session rule of ``asker``, else denied."""
+    if isinstance(asker, RememberingAsker):
+        for known in asker.allowances:
+            if known.covers(request):
+                return PermissionDecision(
+                    True, rule=f"allowed for this session: {known.description}"
+                )
+    return PermissionDecision(False, DONT_ASK_DENIED.format(summary=request.summary))

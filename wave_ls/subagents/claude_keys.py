@@ -1,0 +1,79 @@
+"""What a definition's Claude Code keys add to a subagent's run (docs/agents.md).
+
+``permissionMode`` and ``maxTurns`` set fields of its ``AgentConfig``; ``effort`` a request
+parameter; ``memory`` and ``skills`` text of its system prompt (and, for ``memory``, its
+folder and the file tools to keep it); ``hooks`` the ``AgentHooks`` of its tool calls.
+``background`` and ``color`` are read by the ``Agent`` tool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from wave_ls.agents import AgentDefinition
+from wave_ls.runtime.memory import agent_memory_dir, agent_memory_prompt, prepare_agent_memory
+from wave_ls.runtime.tools.skill import preloaded_skills
+from wave_ls.subagents.hooks import AgentHooks, parse_agent_hooks
+
+# The tools an agent with ``memory`` gets to keep its folder (as Claude Code enables them).
+MEMORY_TOOLS = ("Read", "Write", "Edit")
+EFFORT_PARAM = "reasoning_effort"
+MCP_ONLY_NOTE = (
+    "note: this subagent lists only MCP tools ({names}); MCP servers are not supported yet, "
+    "so it ran without tools"
+)
+
+
+@dataclass(frozen=True)
+class AgentStart:
+    """What a definition's keys give its run at the start."""
+
+    prompt: str = ""  # appended to the system prompt: memory, then skills
+    free_write_dirs: tuple[Path, ...] = ()
+    extra_tools: frozenset[str] = frozenset()
+
+
+def agent_start(definition: AgentDefinition, project: Path, home: Path) -> AgentStart:
+    """The memory folder (made if missing) and the preloaded skills of ``definition``;
+    ``project`` is the parent session's directory (memory and skills come from it)."""
+    prompt, extra = "", frozenset[str]()
+    free: tuple[Path, ...] = ()
+    if definition.memory:
+        folder = agent_memory_dir(definition.memory, definition.name, project, home)
+        prepare_agent_memory(folder, definition.memory)
+        prompt = agent_memory_prompt(folder, definition.memory)
+        free = (folder,)
+        extra = frozenset(MEMORY_TOOLS) - set(definition.disallowed_tools or ())
+    prompt += preloaded_skills(definition.skills, project, home)
+    return AgentStart(prompt, free, extra)
+
+
+def agent_params(parent: Mapping[str, Any], definition: AgentDefinition) -> dict[str, Any]:
+    """The request parameters: the parent's, with the definition's ``effort``."""
+    params = dict(parent)
+    if definition.effort:
+        params[EFFORT_PARAM] = definition.effort
+    return params
+
+
+def agent_hooks(
+    definition: AgentDefinition, project: Path, session_id: str, agent_id: str
+) -> AgentHooks | None:
+    """The run's ``AgentHooks``, or None when the definition has none."""
+    if not definition.hooks:
+        return None
+    hooks = parse_agent_hooks(definition.hooks, definition.path or Path(definition.name))
+    if not any(hooks.values()):
+        return None
+    return AgentHooks(hooks, project, session_id, agent_id, definition.name)
+
+
+def mcp_only_note(definition: AgentDefinition, granted: Collection[str]) -> str | None:
+    """The note for the main model when the ``tools`` list named only MCP tools, so the
+    subagent has none (MCP servers come later)."""
+    if not definition.mcp_tools or granted:
+        return None
+    return MCP_ONLY_NOTE.format(names=", ".join(definition.mcp_tools))
