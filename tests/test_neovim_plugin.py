@@ -45,6 +45,16 @@ def test_at_completion_offers_explore_first_and_shows_the_tag_as_a_mention(
     run_scenario("mention_completion", project, nvim_env(home))
 
 
+def test_an_agents_color_on_its_completion_item_mention_and_block(
+    project: Path, home: Path
+) -> None:
+    # Issue 24: the frontmatter color, from the real server's completion and the block's
+    # details (with the turn-limit and model-tier notes).
+    painter = REVIEWER.replace("reviewer", "painter").replace("tools: Read, Grep", "color: cyan")
+    write_agent(project, "painter", painter)
+    run_scenario("agent_colors", project, nvim_env(home))
+
+
 def slow(**step: Any) -> dict[str, Any]:
     return {**step, "chunk_size": 6, "chunk_delay": 0.03}
 

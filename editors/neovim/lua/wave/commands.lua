@@ -29,12 +29,14 @@ local function highlights()
     WaveAgentActivity = "Comment",
     WaveAgentSummary = "DiagnosticOk",
     WaveAgentResult = "Comment",
+    WaveAgentNote = "DiagnosticWarn",
     WaveMentionAgent = "Special",
     WaveMentionFile = "Underlined",
   }
   for name, target in pairs(links) do
     vim.api.nvim_set_hl(0, name, { link = target, default = true })
   end
+  require("wave.colors").define()
 end
 
 function M.register()

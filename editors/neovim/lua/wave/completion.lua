@@ -2,6 +2,7 @@
 --- plugin needed), the shared request used by the nvim-cmp and blink.cmp sources, and the
 --- input buffer's completion keys.
 local client = require("wave.client")
+local colors = require("wave.colors")
 local compat = require("wave.compat")
 local config = require("wave.config")
 local mentions = require("wave.mentions")
@@ -76,7 +77,9 @@ function M.request(buf, row, before, after, callback)
   end
   local params = M.params(buf, row, before, after, c.offset_encoding or "utf-16")
   local ok, id = compat.request(c, METHOD, params, function(err, result)
-    callback(err and {} or sorted((result or {}).items or {}))
+    local items = err and {} or sorted((result or {}).items or {})
+    colors.learn(items)
+    callback(items)
   end)
   if ok and id then
     return function()
@@ -97,7 +100,9 @@ function M.request_sync(buf, row, before, after)
   if not response or response.err or not response.result then
     return {}
   end
-  return sorted(response.result.items or {})
+  local items = sorted(response.result.items or {})
+  colors.learn(items)
+  return items
 end
 
 local AGENT_KIND = 7
@@ -106,6 +111,8 @@ local AGENT_KIND = 7
 function M.vim_item(item)
   local agent = item.kind == AGENT_KIND
   local detail = item.detail or ""
+  local group = agent and colors.group(type(item.data) == "table" and item.data.color or nil)
+    or nil
   return {
     word = item.insertText or item.label,
     abbr = "@" .. item.label,
@@ -116,6 +123,9 @@ function M.vim_item(item)
       or "",
     equal = 1, -- the server filters: typed text need not prefix the tag
     user_data = { wave = { kind = agent and "agent" or "file", name = item.label } },
+    -- The agent's colour on its name and kind (Neovim 0.11 reads these; older ignore them).
+    abbr_hlgroup = group,
+    kind_hlgroup = group,
   }
 end
 

@@ -45,6 +45,10 @@ function M.decorate(buf, first, last, conceal)
     local row = first + i - 1
     for _, mention in ipairs(M.find(line)) do
       local hl = mention.kind == "agent" and "WaveMentionAgent" or "WaveMentionFile"
+      if mention.kind == "agent" then -- the agent's own colour, when it sets one
+        local colors = require("wave.colors")
+        hl = colors.group(colors.of(mention.name)) or hl
+      end
       vim.api.nvim_buf_set_extmark(buf, M.ns, row, mention.start, {
         end_col = mention.finish,
         hl_group = hl,

@@ -112,23 +112,45 @@ function M.tool(block)
   }
 end
 
+--- What a delegation block's note line says: the turn limit, what its model tier became.
+---@param agent table
+---@return string[]
+function M.agent_notes(agent)
+  local notes = {}
+  if agent.maxTurnsReached == true then
+    table.insert(notes, "hit its turn limit")
+  end
+  if type(agent.modelNote) == "string" and vim.trim(agent.modelNote) ~= "" then
+    table.insert(notes, vim.trim(agent.modelNote))
+  end
+  return notes
+end
+
 --- The block of one delegation: type and title, task, latest activity, then the summary.
+--- An agent with a `color` gets a `●` of that colour before its type and a bar (`>`) of
+--- that colour on every line.
 ---@param agent table {status, subagentType, description, prompt, activity, summary, result,
----  error, background, worktree}
+---  error, background, worktree, color, maxTurnsReached, modelNote}
 function M.agent(agent)
   local icon = M.icons[agent.status] or M.icons.running
+  local color = require("wave.colors").group(agent.color)
+  local dot = color and "● " or ""
   local title = agent.subagentType or "Agent"
-  local head = "> " .. icon .. " " .. title
+  local head = "> " .. icon .. " " .. dot .. title
   local description = agent.description and agent.description ~= "" and agent.description or nil
   local first = head .. (description and (" · " .. M.one_line(description, 80)) or "")
   if agent.background then
     first = first .. " (background)"
   end
   local lines = { first }
+  local title_at = 2 + #icon + 1
   local marks = {
     { 0, 2, 2 + #icon, status_hl[agent.status] or "WaveToolRunning" },
-    { 0, 2 + #icon + 1, #first, "WaveAgentTitle" },
+    { 0, title_at + #dot, #first, "WaveAgentTitle" },
   }
+  if color then
+    table.insert(marks, { 0, title_at, title_at + #dot - 1, color })
+  end
   local function add(text, hl)
     local line = "> " .. text
     table.insert(lines, line)
@@ -144,6 +166,10 @@ function M.agent(agent)
   else
     add("Starting…", "WaveAgentActivity")
   end
+  local notes = M.agent_notes(agent)
+  if #notes > 0 then
+    add(table.concat(notes, " · "), "WaveAgentNote")
+  end
   if agent.error and agent.error ~= vim.NIL and agent.error ~= "" then
     add("Error: " .. M.one_line(agent.error, 160), "WaveToolFailed")
   end
@@ -157,6 +183,11 @@ function M.agent(agent)
         add("↳ " .. M.one_line(line, 160), "WaveAgentResult")
         shown = shown + 1
       end
+    end
+  end
+  if color then
+    for row = 0, #lines - 1 do
+      table.insert(marks, { row, 0, 1, color })
     end
   end
   table.insert(lines, "")

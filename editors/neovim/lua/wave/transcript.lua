@@ -197,6 +197,9 @@ function Transcript:_agent_block(block)
   state.description = details.description or args.description or state.description
   state.prompt = args.prompt or state.prompt
   state.background = details.background or state.background
+  state.color = details.color or state.color
+  state.maxTurnsReached = details.maxTurnsReached == true or state.maxTurnsReached
+  state.modelNote = details.modelNote or state.modelNote
   state.status = block.status
   local short = block.shortResult
   if block.status == "pending" or block.status == "running" then
