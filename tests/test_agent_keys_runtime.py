@@ -402,3 +402,29 @@ async def test_a_subagent_with_only_mcp_tools_says_it_ran_without_tools(
     [result] = tool_results(main_bodies(fake_model, "file it")[-1])
     assert result.startswith("I have no tools.\n\nnote: this subagent lists only MCP tools")
     assert "(mcp__github__create_issue)" in result and "ran without tools" in result
+
+
+async def test_a_stop_hook_that_blocks_sends_the_subagent_back_once(
+    fake_model: FakeModelServer, home: Path, project: Path, tmp_path: Path
+) -> None:
+    # Stop: a JSON decision "block" gives its reason to the subagent, which goes on; the
+    # hook sees stop_hook_active the second time and lets it end.
+    hook = tmp_path / "stop.sh"
+    hook.write_text(
+        "grep -q '\"stop_hook_active\": false' &&"
+        " echo '{\"decision\": \"block\", \"reason\": \"CHECK THE TESTS TOO\"}'\n"
+        "exit 0\n"
+    )
+    keys = f'hooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: "bash {hook}"'
+    write_agent(project, "careful", keys)
+    fake_model.set_script(
+        script(
+            route("be careful", reply("", delegate("careful", "CAREFUL TASK")), reply("ok")),
+            route("CAREFUL TASK", reply("first answer"), reply("tests checked too")),
+        )
+    )
+    await chat(fake_model, home, project, "be careful")
+    sub = bodies_for(fake_model, "CAREFUL TASK")
+    assert len(sub) == 2
+    assert sub[1]["messages"][-1] == {"role": "user", "content": "CHECK THE TESTS TOO"}
+    assert tool_results(main_bodies(fake_model, "be careful")[-1]) == ["tests checked too"]
