@@ -10,12 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.fake_model import FakeModelServer
+
 BUILTINS = ["Explore", "general-purpose", "Plan"]
 
 
-def run_cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "WAVE_PLUGIN_DIRS"}
+def run_cli(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
     env["HOME"] = str(home)
+    env.update(extra)
     return subprocess.run(
         [sys.executable, "-m", "wave_ls", "agents", *args],
         capture_output=True,
@@ -72,19 +75,78 @@ def test_json_lists_agents_with_protocol_fields_and_exits_0(dirs: tuple[Path, Pa
 def test_json_reports_problems_and_exits_1(dirs: tuple[Path, Path]) -> None:
     home, project = dirs
     bad = project / ".wave" / "agents" / "bad.md"
-    bad.write_text("---\nname: bad\ndescription: Use when: x\n---\n")
+    bad.write_text("---\nname: bad\n---\nno description\n")
     (project / ".wave" / "agents" / "good.md").write_text("---\nname: good\ndescription: ok\n---\n")
     result = run_cli(home, "--json", "--cwd", str(project))
     assert result.returncode == 1
     data = json.loads(result.stdout)
     assert "good" in [a["name"] for a in data["agents"]]
-    assert data["problems"] == [
-        {
-            "path": str(bad),
-            "line": 3,
-            "message": "description: unquoted value contains ': '; quote it or use '>-'",
-        }
-    ]
+    [problem] = data["problems"]
+    assert problem["path"] == str(bad) and problem["severity"] == "error"
+    assert "description" in problem["message"]
+
+
+def test_exit_code_1_on_warnings_0_on_notes_only(dirs: tuple[Path, Path]) -> None:
+    # Issue 24 point 5: warnings fail CI (the agent loads, with less); notes do not.
+    home, project = dirs
+    agents = project / ".wave" / "agents"
+    (agents / "warn.md").write_text("---\nname: warn\ndescription: d\ntools: Read, Reed\n---\n")
+    result = run_cli(home, "--json", "--cwd", str(project))
+    assert result.returncode == 1
+    assert {p["severity"] for p in json.loads(result.stdout)["problems"]} == {"warning"}
+    (agents / "warn.md").write_text("---\nname: warn\ndescription: d\ntools: Read, LS\n---\n")
+    result = run_cli(home, "--json", "--cwd", str(project))
+    assert result.returncode == 0, result.stdout
+    assert {p["severity"] for p in json.loads(result.stdout)["problems"]} == {"info"}
+    table = run_cli(home, "--cwd", str(project))
+    assert table.returncode == 0
+    assert "1 problem(s): 1 note" in table.stdout and "Notes:" in table.stdout
+
+
+def test_tiers_show_what_they_become(dirs: tuple[Path, Path]) -> None:
+    # Issue 24 point 3: `wave-ls agents` says which model a tier became.
+    home, project = dirs
+    agents = project / ".wave" / "agents"
+    reviewer = agents / "reviewer.md"
+    reviewer.write_text("---\nname: reviewer\ndescription: d\nmodel: sonnet\n---\n")
+    (agents / "fast.md").write_text("---\nname: fast\ndescription: d\nmodel: haiku\n---\n")
+    (project / ".wave" / "settings.json").write_text('{"models": {"haiku": "small-model"}}')
+    result = run_cli(home, "--json", "--cwd", str(project))
+    assert result.returncode == 0, result.stdout
+    data = json.loads(result.stdout)
+    by_name = {a["name"]: a for a in data["agents"]}
+    assert by_name["reviewer"]["modelNote"] == "sonnet -> inherit: no model set for this tier"
+    assert by_name["reviewer"]["model"] == "sonnet" and by_name["reviewer"]["path"] == str(reviewer)
+    assert by_name["fast"]["modelNote"] == "haiku -> small-model (settings: models.haiku)"
+    assert "modelNote" not in by_name["Explore"]
+    assert data["problems"] == []
+    table = run_cli(home, "--cwd", str(project), WAVE_MODEL_SONNET="big-model")
+    assert table.returncode == 0
+    lines = table.stdout.splitlines()
+    assert f"reviewer: {reviewer} (model sonnet -> big-model (env: WAVE_MODEL_SONNET))" in lines
+    row = next(i for i, line in enumerate(lines) if "reviewer" in line and "│" in line)
+    cell = " ".join(line.split("│")[3].strip() for line in lines[row : row + 2])
+    assert cell.replace(" ", "") == "sonnet->big-model"  # the cell may fold
+
+
+def test_models_the_endpoint_does_not_offer_are_warnings(
+    dirs: tuple[Path, Path], fake_model: FakeModelServer
+) -> None:
+    # Issue 24 point 3: warned when the endpoint's model list is known.
+    home, project = dirs
+    agents = project / ".wave" / "agents"
+    odd = agents / "odd.md"
+    odd.write_text("---\nname: odd\ndescription: d\nmodel: fable\n---\n")
+    (agents / "ok.md").write_text("---\nname: ok\ndescription: d\nmodel: fake-model\n---\n")
+    (agents / "tier.md").write_text("---\nname: tier\ndescription: d\nmodel: opus\n---\n")
+    endpoint = {"OPENAI_BASE_URL": fake_model.base_url, "OPENAI_API_KEY": "k"}
+    result = run_cli(home, "--json", "--cwd", str(project), **endpoint)
+    assert result.returncode == 1
+    [problem] = json.loads(result.stdout)["problems"]
+    assert (problem["path"], problem["line"], problem["severity"]) == (str(odd), 4, "warning")
+    assert "'fable' is not a model the endpoint offers" in problem["message"]
+    # Without an endpoint the list is unknown: nothing to say about 'fable'.
+    assert run_cli(home, "--json", "--cwd", str(project)).returncode == 0
 
 
 def test_table_shows_agents_then_problems(dirs: tuple[Path, Path]) -> None:

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from tests.support.fake_model import FakeModelServer
 from wave_ls.runtime.sandbox.landlock import abi_version
 
 SECRET = "sk-do-not-print-me"
@@ -79,3 +80,43 @@ def test_sandbox_asked_for_but_unavailable_fails(project: Path, home: Path) -> N
     assert found["sandbox"]["level"] == "warn"
     assert found["settings"]["level"] == "warn"
     assert "sandbox.enabled must be true or false" in found["settings"]["details"][0]
+
+
+def test_agent_files_with_warnings_warn_and_exit_0(
+    project: Path, home: Path, fake_model: FakeModelServer
+) -> None:
+    # Issue 24 point 5: agents that load with warnings are a warning, not a failure; a
+    # model the endpoint does not offer (point 3) is one of them.
+    agents = project / ".wave" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "a.md").write_text("---\nname: a\ndescription: d\ntools: Read, Reed\n---\n")
+    (agents / "b.md").write_text("---\nname: b\ndescription: d\nmodel: fable\n---\n")
+    (agents / "c.md").write_text("---\nname: c\ndescription: d\nmodel: sonnet\n---\n")
+    endpoint = {**ENDPOINT, "OPENAI_BASE_URL": fake_model.base_url, "WAVE_MODEL": "fake-model"}
+    done = doctor(project, home, "--json", **endpoint)
+    agents_check = checks(done)["agents"]
+    assert agents_check["level"] == "warn", agents_check
+    assert "2 warnings" in agents_check["summary"]
+    details = agents_check["details"]
+    assert any(line.startswith("warning: ") and "'Reed'" in line for line in details)
+    assert any("'fable' is not a model the endpoint offers" in line for line in details)
+    assert "model sonnet -> inherit: no model set for this tier" in details
+    if checks(done)["sandbox"]["level"] != "FAIL":
+        assert done.returncode == 0, done.stdout
+
+
+def test_notes_only_are_ok(project: Path, home: Path) -> None:
+    agents = project / ".wave" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "a.md").write_text("---\nname: a\ndescription: d\ntools: Read, LS\n---\n")
+    found = checks(doctor(project, home, "--json"))
+    assert found["agents"]["level"] == "ok"
+    assert "1 note" in found["agents"]["summary"]
+
+
+def test_unusable_tier_settings_are_settings_warnings(project: Path, home: Path) -> None:
+    (project / ".wave").mkdir()
+    (project / ".wave" / "settings.json").write_text('{"models": {"sonnet": 3}}')
+    found = checks(doctor(project, home, "--json"))
+    assert found["settings"]["level"] == "warn"
+    assert any("models.sonnet must be a model id" in line for line in found["settings"]["details"])

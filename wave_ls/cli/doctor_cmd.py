@@ -2,8 +2,10 @@
 
 One line per check, ``ok``, ``warn`` (works, with less) or ``FAIL`` (something needed is
 missing): the command sandbox, git, ripgrep, the model endpoint (the key is never printed,
-only whether it is set), the settings files and the agent files of the folder. Exit code 1
-when any check fails, 2 for a bad ``--cwd``, else 0.
+only whether it is set), the settings files and the agent files of the folder (a file that
+is not loaded fails; agents loaded with warnings, or with a model the endpoint does not
+offer, warn). Exit code 1 when any check fails, 2 for a bad ``--cwd``, else 0 (warnings
+included).
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
         ripgrep_check(),
         endpoint_check(),
         settings_check(cwd, home),
-        agents_check(cwd),
+        agents_check(cwd, home),
     ]
     failed = any(check.level == FAIL for check in checks)
     if args.json:
@@ -172,6 +174,7 @@ def endpoint_check() -> Check:
 
 
 def settings_check(cwd: Path, home: Path) -> Check:
+    from wave_ls.agents.model_tiers import load_tier_map
     from wave_ls.runtime.project_settings import settings_files
     from wave_ls.worktrees.sandboxing import load_sandbox_settings, project_folder
     from wave_ls.worktrees.settings import load_worktree_settings
@@ -183,6 +186,7 @@ def settings_check(cwd: Path, home: Path) -> Check:
             [
                 *load_worktree_settings(project, home).warnings,
                 *load_sandbox_settings(cwd, home).warnings,
+                *load_tier_map(cwd, home).warnings,
             ]
         )
     )
@@ -192,19 +196,32 @@ def settings_check(cwd: Path, home: Path) -> Check:
     return Check("settings", OK, summary)
 
 
-def agents_check(cwd: Path) -> Check:
+def agents_check(cwd: Path, home: Path | None = None) -> Check:
+    """FAIL when a file is not loaded (an error); warn for warnings (the agents load, with
+    less or with a model the endpoint does not offer); notes are counted, not listed."""
     from wave_ls.agents import AgentRegistry
+    from wave_ls.cli.agent_models import agent_models
+    from wave_ls.cli.agents_cmd import severity_counts
 
-    catalog = AgentRegistry().load(cwd)
+    catalog = AgentRegistry(home).load(cwd)
+    models = agent_models(catalog, cwd, home)
+    problems = [*catalog.problems, *models.problems]
     names = ", ".join(catalog.names())
-    if catalog.problems:
-        return Check(
-            "agents",
-            FAIL,
-            f"{len(catalog.problems)} problem(s) in agent files; usable: {names}",
-            [str(problem) for problem in catalog.problems],
-        )
-    return Check("agents", OK, f"{len(catalog.agents)} subagents: {names}")
+    details = [
+        f"{problem.severity}: {problem}" for problem in problems if problem.severity != "info"
+    ]
+    details += [f"model {note}" for note in dict.fromkeys(models.notes.values())]
+    if models.served is None and any(agent.model != "inherit" for agent in catalog.agents):
+        details.append("models not checked against the endpoint (its model list is unknown)")
+    level = OK
+    if any(problem.severity == "warning" for problem in problems):
+        level = WARN
+    if any(problem.severity == "error" for problem in problems):
+        level = FAIL
+    summary = f"{len(catalog.agents)} subagents: {names}"
+    if problems:
+        summary += f"; {severity_counts(problems)} in agent files"
+    return Check("agents", level, summary, details)
 
 
 def _version(argv: list[str]) -> str | None:
