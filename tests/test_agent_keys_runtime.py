@@ -136,9 +136,13 @@ async def test_background_definition_always_runs_in_the_background(
         launched = tool_results(main_bodies(fake_model, "start it")[-1])[0]
         assert launched.startswith("Started slowpoke in the background.")
         task_id, _session, _output = started_task(launched)
-        assert (await tasks_of(client, sid))[task_id]["subagentType"] == "slowpoke"
+        listed = (await tasks_of(client, sid))[task_id]
+        assert listed["subagentType"] == "slowpoke"
         done = await wait_task(client, task_id, "completed")
         assert done["subagentType"] == "slowpoke"
+        # One progress, the run's, as for run_in_background: the launching call has none.
+        assert f"wave/agent/{task_id}" in client.progress_reports
+        assert f"wave/agent/{listed['toolCallId']}" not in client.progress_reports
 
 
 EDIT = {"file_path": "src/app.py", "old_string": "return 41", "new_string": "return 42"}
@@ -412,10 +416,12 @@ async def test_a_stop_hook_that_blocks_sends_the_subagent_back_once(
     hook = tmp_path / "stop.sh"
     hook.write_text(
         "grep -q '\"stop_hook_active\": false' &&"
-        " echo '{\"decision\": \"block\", \"reason\": \"CHECK THE TESTS TOO\"}'\n"
+        ' echo \'{"decision": "block", "reason": "CHECK THE TESTS TOO"}\'\n'
         "exit 0\n"
     )
-    keys = f'hooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: "bash {hook}"'
+    keys = (
+        f'hooks:\n  Stop:\n    - hooks:\n        - type: command\n          command: "bash {hook}"'
+    )
     write_agent(project, "careful", keys)
     fake_model.set_script(
         script(

@@ -16,7 +16,7 @@ import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from wave_ls.runtime.core import (
     AssistantContentDelta,
@@ -43,6 +43,7 @@ from wave_ls.runtime.core import (
     Usage,
     UsageUpdated,
     UserMessageAdded,
+    parsed_arguments,
     tool_schema,
 )
 from wave_ls.runtime.permissions import decide, permission_summary
@@ -65,6 +66,14 @@ class ToolHooks(Protocol):
     ) -> ToolResult:
         """The result the model reads (the tool's, with any feedback added)."""
         ...
+
+
+@runtime_checkable
+class ShowsArguments(Protocol):
+    """A tool whose block shows a call's arguments as the call will run (the ``Agent`` tool
+    for an agent that always runs in the background); the model's history keeps its own."""
+
+    def shown_arguments(self, args: dict[str, Any]) -> dict[str, Any] | None: ...
 
 
 @dataclass
@@ -145,6 +154,7 @@ class Conversation:
         self._pending: dict[str, Any] = {}
         self._in_turn = False
         self._reminder: str | None = None  # this turn's memory reminder (read once per turn)
+        self._shown: dict[str, str] = {}  # tool call id -> the arguments its block shows
 
     # ------------------------------------------------------------------ public
 
@@ -276,6 +286,11 @@ class Conversation:
 
     async def _run_tool_calls(self, calls: list[ToolCall]) -> None:
         for call in calls:
+            tool = self._find(call.name)
+            if isinstance(tool, ShowsArguments):
+                shown = tool.shown_arguments(parsed_arguments(call.arguments))
+                if shown is not None:
+                    self._shown[call.id] = json.dumps(shown, ensure_ascii=False)
             self._block(call, "pending")
         if self.tools_ready is not None:
             self.context = await self.tools_ready()
@@ -312,6 +327,7 @@ class Conversation:
             )
             status: Literal["completed", "failed"] = "failed" if result.is_error else "completed"
             self._block(call, status, result.short_result, result.content, result.details)
+            self._shown.pop(call.id, None)
 
     def _concurrency_safe(self, call: ToolCall) -> bool:
         tool = self._find(call.name)
@@ -424,9 +440,10 @@ class Conversation:
         result: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        arguments = self._shown.get(call.id, call.arguments)
         self.sink.emit(
             ToolBlockUpdated(
-                call.id, call.name, call.arguments, status, short_result, result, details or {}
+                call.id, call.name, arguments, status, short_result, result, details or {}
             )
         )
 

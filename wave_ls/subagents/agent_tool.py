@@ -118,6 +118,15 @@ class AgentTool:
             self._described = (catalog, agent_tool_description(catalog))
         return self._described[1]
 
+    def shown_arguments(self, args: dict[str, Any]) -> dict[str, Any] | None:
+        """The call as it runs: with ``run_in_background`` when its agent always runs in the
+        background (so every adapter treats its block as a background launch)."""
+        if args.get("fork") is True or args.get("run_in_background") is True:
+            return None
+        name = args.get("subagent_type")
+        definition = self.host.catalog().get(name) if isinstance(name, str) else None
+        return {**args, "run_in_background": True} if definition and definition.background else None
+
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         request = validate(args)
         catalog = self.host.catalog()
