@@ -112,7 +112,10 @@ def test_any_text_parses_to_a_definition_or_problems(text: str) -> None:
         assert problem.message.strip()
         assert problem.line is None or 1 <= problem.line <= lines, (problem, text)
     if definition is not None:
-        assert NAME_PATTERN.match(definition.name)
+        # Claude Code's names load too (one line of printable text); others get a warning.
+        assert definition.name.strip() and "\n" not in definition.name
+        if not NAME_PATTERN.match(definition.name):
+            assert any(p.line is not None and "mention" in p.message for p in problems)
         assert definition.description.strip()
 
 

@@ -35,7 +35,7 @@ async def test_agents_list_with_overrides_and_problems(
     put(user_dir, "helper", agent_file("helper", "User-only helper"))
     put(project_dir, "reviewer", agent_file("reviewer", "Project reviewer", "tools: Read, Grep\n"))
     put(project_dir, "Plan", agent_file("Plan", "Our planner"))
-    put(project_dir, "broken", "---\nname: broken\ndescription: a: b\n---\nbody\n")
+    put(project_dir, "broken", "---\nname: broken\ndescription: a: b\n  more: c\n---\nbody\n")
     async with wave_client(server_env(home), caps=capabilities(client_name)) as client:
         result = await client.request("wave/agents/list", {"cwd": str(project)})
     agents = by_name(result)
@@ -49,7 +49,7 @@ async def test_agents_list_with_overrides_and_problems(
     assert "broken" not in agents
     [problem] = result["problems"]
     assert problem["path"].endswith("broken.md") and problem["line"] == 3
-    assert "quote" in problem["message"]
+    assert "quote" in problem["message"] and problem["severity"] == "error"
 
 
 async def test_completion_orders_agents_before_files_and_filters(home: Path, project: Path) -> None:
