@@ -129,21 +129,26 @@ def test_cwd_that_is_home_counts_as_user(home: Path) -> None:
     assert defn is not None and defn.source == "user"
 
 
-def test_only_md_files_directly_in_the_directory_are_read(home: Path, project: Path) -> None:
+def test_only_md_files_of_the_directory_and_its_subdirectories_are_read(
+    home: Path, project: Path
+) -> None:
     agents = project_dir(project)
     write_agent(agents, "real.md", "real")
     write_agent(agents, "notes.txt", "not-md")
     write_agent(agents, ".hidden.md", "hidden")
     write_agent(agents / "nested", "deep.md", "deep")
+    write_agent(agents / ".git", "x.md", "in-a-hidden-dir")
     catalog = AgentRegistry(home=home, env={}).load(project)
-    assert catalog.names() == [*BUILTINS, "real"]
+    assert catalog.names() == [*BUILTINS, "deep", "real"]
     assert catalog.problems == ()
-    # A directory named like an agent file is reported, not silently skipped (issue 12).
-    (agents / "dir.md").mkdir()
+    # A directory named like an agent file is a subdirectory; a FIFO is reported, not
+    # silently skipped (issue 12).
+    write_agent(agents / "dir.md", "inner.md", "inner")
+    os.mkfifo(agents / "pipe.md")
     catalog = AgentRegistry(home=home, env={}).load(project)
-    assert catalog.names() == [*BUILTINS, "real"]
+    assert catalog.names() == [*BUILTINS, "deep", "inner", "real"]
     assert [(Path(p.path).name, p.message) for p in catalog.problems] == [
-        ("dir.md", "this is a directory, not a file; an agent file is a Markdown file")
+        ("pipe.md", "this is a named pipe (FIFO), not a file; an agent file is a Markdown file")
     ]
 
 

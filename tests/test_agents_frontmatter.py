@@ -158,11 +158,14 @@ def test_unknown_tool_names_are_kept_reported_as_warnings_and_load_goes_on() -> 
 
 
 def test_never_given_tools_in_a_whitelist_are_reported() -> None:  # section 7 "Always"
-    defn, problems = parse("name: a\ndescription: d\ntools: Read, Agent, TaskCreate\n")
-    assert defn.tools == ("Read", "Agent", "TaskCreate")
-    assert [p.message for p in problems] == [
-        "tools: 'Agent' is never given to a subagent; ignored",
-        "tools: 'TaskCreate' is never given to a subagent; ignored",
+    defn, problems = parse("name: a\ndescription: d\ntools: Read, Agent(x, y), TaskCreate\n")
+    assert defn.tools == ("Read",)
+    assert [(p.severity, p.message) for p in problems] == [
+        (
+            "info",
+            "tools: not given to a subagent: Agent(x, y) (subagents cannot delegate), "
+            "TaskCreate (a subagent never gets the task list)",
+        )
     ]
     # In a blacklist they are simply redundant: no warning.
     assert parse("name: a\ndescription: d\ndisallowedTools: [Agent, TaskList]\n")[1] == []

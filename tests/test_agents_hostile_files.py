@@ -51,7 +51,8 @@ def make(folder: Path, kind: str) -> list[str]:
         (folder / "dev.md").symlink_to("/dev/zero")
         return ["dev.md"]
     if kind == "directory":
-        (folder / "x.md").mkdir()
+        # A link to its own folder: a subdirectory loop if it were followed; it is not.
+        (folder / "x.md").symlink_to(folder)
         return ["x.md"]
     if kind == "huge":
         with open(folder / "huge.md", "wb") as handle:

@@ -231,7 +231,7 @@ async def test_a_file_created_outside_the_editor_is_seen_at_save_and_watch(
         assert await editor.diagnostics(uri) == []
         [watch] = [r for r in client.registrations if r.method == "workspace/didChangeWatchedFiles"]
         globs = [w["globPattern"] for w in watch.register_options["watchers"]]  # type: ignore[index]
-        assert "**/.wave/agents/*.md" in globs
+        assert {"**/.wave/agents/**/*.md", "**/.claude/agents/**/*.md"} <= set(globs)
         user_file = agents_dir(home) / "helper.md"
         user_file.write_text(agent_text("helper"), encoding="utf-8")
         client.workspace_did_change_watched_files(

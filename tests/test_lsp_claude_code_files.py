@@ -139,3 +139,38 @@ async def test_a_name_with_spaces_is_delegable_and_mentionable(
     assert tool_names(sub) == ["Read", "Grep"]
     final = fake_model.chat_bodies()[-1]
     assert [m["content"] for m in final["messages"] if m["role"] == "tool"] == ["No issues."]
+
+
+async def test_an_agent_in_a_claude_subdirectory_is_listed_and_delegated_to(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # Issue 24 point 1, over LSP: .claude/agents/sub/x.md, with its path and source.
+    path = project / ".claude" / "agents" / "sub" / "x.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("---\nname: x\ndescription: Does x things.\ntools: Read\n---\nYou do x.\n")
+    task = "Do the x thing."
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "please do x",
+                    reply(
+                        "",
+                        call("Agent", {"description": "X", "prompt": task, "subagent_type": "x"}),
+                    ),
+                    reply("x is done."),
+                ),
+                route(task, reply("Did x.")),
+            ]
+        }
+    )
+    async with wave_client(server_env(home, fake_model.base_url), caps=capabilities()) as client:
+        listed = await client.request("wave/agents/list", {"cwd": str(project)})
+        [x] = [a for a in listed["agents"] if a["name"] == "x"]
+        assert (x["source"], x["path"]) == ("project", str(path))
+        sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        result = await client.request("wave/chat/send", {"sessionId": sid, "text": "please do x"})
+    assert result["text"] == "x is done."
+    [sub] = bodies_for(fake_model, task)
+    assert sub["messages"][0]["content"].startswith("You do x.")
+    assert tool_names(sub) == ["Read"]

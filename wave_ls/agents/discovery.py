@@ -15,9 +15,14 @@ from wave_ls.agents.definition import (
     Source,
 )
 from wave_ls.agents.parse import NAME_PATTERN, NAME_RULE
+from wave_ls.runtime.project_settings import read_settings_file
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 PLUGIN_DIRS_ENV = "WAVE_PLUGIN_DIRS"
+# Subdirectories of an agents directory hold agents too (as in Claude Code): this deep and
+# this many at most, hidden ones and symbolic links to directories not followed.
+MAX_SUBDIR_DEPTH = 6
+MAX_SUBDIRS = 500
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,9 @@ class AgentDir:
     source: Source
     directory: Path
     plugin: str | None = None
+    # The agents directory this one is, or is under: one name per tree (duplicates are
+    # reported across its subdirectories as within one directory).
+    tree: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -48,19 +56,61 @@ def agent_dirs(
 ) -> tuple[list[AgentDir], list[Problem]]:
     """The directories to read, lowest precedence first, and problems with plugin dirs.
 
-    Built-ins, then ``$HOME/.wave/agents``, then ``<cwd>/.wave/agents`` (skipped when it is
-    the user directory), then each plugin's ``agents/`` by plugin name. A plugin name comes
-    from ``$HOME/.wave/plugins/<name>/``, then ``WAVE_PLUGIN_DIRS`` (directory name), then
+    Built-ins, then the user's ``$HOME/.claude/agents`` and ``$HOME/.wave/agents``, then the
+    project's ``<cwd>/.claude/agents`` and ``<cwd>/.wave/agents`` (skipped when they are the
+    user's), then each plugin's ``agents/`` by plugin name; each with its subdirectories
+    right after it. ``{"agents": {"claudeDirs": false}}`` in the project's or the user's
+    ``.wave/settings.json`` leaves the ``.claude`` directories out. A plugin name comes from
+    ``$HOME/.wave/plugins/<name>/``, then ``WAVE_PLUGIN_DIRS`` (directory name), then
     ``AgentRegistry.register_plugin``; a later one of the same name replaces an earlier one.
     """
-    user = home / ".wave" / "agents"
-    project = cwd / ".wave" / "agents"
-    dirs = [AgentDir("builtin", BUILTIN_DIR), AgentDir("user", user)]
-    if project.resolve() != user.resolve():
-        dirs.append(AgentDir("project", project))
+    claude = claude_dirs_enabled(cwd, home)
+    user_trees = [home / ".claude" / "agents"] if claude else []
+    user_trees.append(home / ".wave" / "agents")
+    project_trees = [cwd / ".claude" / "agents"] if claude else []
+    project_trees.append(cwd / ".wave" / "agents")
+    user_resolved = {tree.resolve() for tree in user_trees}
+    dirs = [AgentDir("builtin", BUILTIN_DIR)]
+    for tree in user_trees:
+        dirs.extend(_tree("user", tree))
+    for tree in project_trees:
+        if tree.resolve() not in user_resolved:
+            dirs.extend(_tree("project", tree))
     plugins, problems = plugin_dirs(home, registered, env)
-    dirs.extend(AgentDir("plugin", plugins[name] / "agents", name) for name in sorted(plugins))
+    for name in sorted(plugins):
+        dirs.extend(_tree("plugin", plugins[name] / "agents", name))
     return dirs, problems
+
+
+def claude_dirs_enabled(cwd: Path, home: Path) -> bool:
+    """Whether the ``.claude/agents`` directories are read: ``agents.claudeDirs`` of the
+    project's ``.wave/settings.json``, else the user's; true when neither says."""
+    for settings in (cwd / ".wave" / "settings.json", home / ".wave" / "settings.json"):
+        data, _problem = read_settings_file(settings)
+        agents = (data or {}).get("agents")
+        if isinstance(agents, dict) and isinstance(agents.get("claudeDirs"), bool):
+            return bool(agents["claudeDirs"])
+    return True
+
+
+def _tree(source: Source, top: Path, plugin: str | None = None) -> list[AgentDir]:
+    """``top`` and its subdirectories (sorted, depth first), as directories of one tree;
+    only ``top`` when it does not exist (its later creation is seen by its listing)."""
+    out = [AgentDir(source, top, plugin, top)]
+    pending = [(top, 0)]
+    while pending and len(out) <= MAX_SUBDIRS:
+        directory, depth = pending.pop()
+        if depth >= MAX_SUBDIR_DEPTH:
+            continue
+        below = _subdirs(directory, follow_links=False)
+        out.extend(AgentDir(source, sub, plugin, top) for sub in below)
+        pending.extend((sub, depth + 1) for sub in reversed(below))
+    return _depth_first(out[: MAX_SUBDIRS + 1])
+
+
+def _depth_first(dirs: list[AgentDir]) -> list[AgentDir]:
+    """The tree's directories in path order (a directory before its subdirectories)."""
+    return sorted(dirs, key=lambda d: d.directory.parts)
 
 
 def plugin_dirs(
@@ -116,10 +166,14 @@ def _add_plugin(found: dict[str, Path], problems: list[Problem], name: str, path
         )
 
 
-def _subdirs(directory: Path) -> list[Path]:
+def _subdirs(directory: Path, follow_links: bool = True) -> list[Path]:
     try:
         with os.scandir(directory) as entries:
-            return sorted(Path(e.path) for e in entries if e.is_dir() and e.name[0] != ".")
+            return sorted(
+                Path(e.path)
+                for e in entries
+                if e.name[0] != "." and e.is_dir(follow_symlinks=follow_links)
+            )
     except OSError:
         return []
 
@@ -138,13 +192,18 @@ def dedupe_directory(files: Sequence[ParsedFile]) -> tuple[list[AgentDefinition]
         if first is None:
             kept[defn.name] = defn
             continue
-        first_file = first.path.name if first.path else "another file"
+        if first.path is not None and first.path.parent != parsed.path.parent:
+            where = f"{first.path} in the same agents directory already defines it (the first "
+            where += "file by path wins)"
+        else:
+            first_file = first.path.name if first.path else "another file"
+            where = f"{first_file} in the same directory already defines it (the first file "
+            where += "by name wins)"
         problems.append(
             Problem(
                 str(parsed.path),
                 parsed.name_line,
-                f"duplicate name '{defn.name}': {first_file} in the same directory already "
-                "defines it (the first file by name wins); this file is ignored",
+                f"duplicate name '{defn.name}': {where}; this file is ignored",
             )
         )
     return list(kept.values()), problems

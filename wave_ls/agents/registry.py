@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import logging
 import os
 import re
@@ -240,13 +241,14 @@ class AgentRegistry:
             previous.used_ns = used
             return previous
         layers = []
-        for _, cached in scanned:
+        # One layer per agents directory with its subdirectories: one name per tree.
+        for _tree, group in itertools.groupby(scanned, key=lambda pair: pair[0].tree):
+            cached_dirs = [cached for _, cached in group]
             definitions, layer_problems = dedupe_directory(
-                [entry.parsed for entry in cached.files.values()]
+                [entry.parsed for cached in cached_dirs for entry in cached.files.values()]
             )
-            if cached.problem is not None:
-                layer_problems.insert(0, cached.problem)
-            layers.append((definitions, layer_problems))
+            listing = [cached.problem for cached in cached_dirs if cached.problem is not None]
+            layers.append((definitions, [*listing, *layer_problems]))
         loaded = _Loaded(
             key,
             merge_layers(layers, problems),
@@ -555,12 +557,17 @@ def _dir_stamp(directory: Path) -> tuple[int, int] | None:
 def _list_md(directory: Path) -> tuple[list[str], Problem | None]:
     """``*.md`` entries of a directory (not hidden ones), sorted by name; none if absent.
 
-    Every such entry is listed, whatever it is: one that is not a readable regular file
-    becomes a problem of its own when it is read, never a reason to drop the directory.
+    Every such entry is listed, whatever it is (but a directory, which is read as a
+    subdirectory): one that is not a readable regular file becomes a problem of its own
+    when it is read, never a reason to drop the directory.
     """
     try:
         with os.scandir(directory) as entries:
-            found = [entry.name for entry in entries if _is_agent_file(entry.name)]
+            found = [
+                entry.name
+                for entry in entries
+                if _is_agent_file(entry.name) and not entry.is_dir(follow_symlinks=False)
+            ]
     except (FileNotFoundError, NotADirectoryError):
         return [], None
     except OSError as error:

@@ -254,14 +254,22 @@ def watch_agent_files(ls: WaveServer) -> None:
     watched = workspace.did_change_watched_files if workspace else None
     if not (watched and watched.dynamic_registration):
         return
-    watchers = [types.FileSystemWatcher(glob_pattern="**/.wave/agents/*.md")]
+    watchers = [
+        types.FileSystemWatcher(glob_pattern=pattern)
+        for pattern in ("**/.wave/agents/**/*.md", "**/.claude/agents/**/*.md")
+    ]
     if watched.relative_pattern_support:
-        wave = ls.home / ".wave"
-        base = from_fs_path(str(wave)) or wave.as_uri()
-        watchers += [
-            types.FileSystemWatcher(glob_pattern=types.RelativePattern(base_uri=base, pattern=p))
-            for p in ("agents/*.md", "plugins/*/agents/*.md")
-        ]
+        for folder, patterns in (
+            (ls.home / ".wave", ("agents/**/*.md", "plugins/*/agents/**/*.md")),
+            (ls.home / ".claude", ("agents/**/*.md",)),
+        ):
+            base = from_fs_path(str(folder)) or folder.as_uri()
+            watchers += [
+                types.FileSystemWatcher(
+                    glob_pattern=types.RelativePattern(base_uri=base, pattern=pattern)
+                )
+                for pattern in patterns
+            ]
     registration = types.Registration(
         id="wave-agent-files",
         method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,

@@ -150,7 +150,10 @@ export class ServerConnection implements vscode.Disposable {
     const generation = ++this.generation;
     const clientOptions: LanguageClientOptions = {
       // Agent files: the server gives them diagnostics, completion, hover and quick fixes.
-      documentSelector: [{ scheme: 'file', pattern: '**/.wave/agents/*.md' }],
+      documentSelector: [
+        { scheme: 'file', pattern: '**/.wave/agents/**/*.md' },
+        { scheme: 'file', pattern: '**/.claude/agents/**/*.md' },
+      ],
       initializationOptions: await initializationOptions(this.context.secrets),
       outputChannel: this.log,
       revealOutputChannelOn: 4, // never: crashes are reported by us, with a button to the log

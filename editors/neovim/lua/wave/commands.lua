@@ -84,7 +84,11 @@ function M.register()
   -- Agent definition files get the server's diagnostics, completion and hover.
   vim.api.nvim_create_autocmd({ "BufReadPost", "BufNewFile" }, {
     group = vim.api.nvim_create_augroup("wave.agent_files", { clear = true }),
-    pattern = { "*/.wave/agents/*.md", "*/.wave/plugins/*/agents/*.md" },
+    pattern = {
+      "*/.wave/agents/*.md", "*/.wave/agents/**/*.md",
+      "*/.claude/agents/*.md", "*/.claude/agents/**/*.md",
+      "*/.wave/plugins/*/agents/*.md", "*/.wave/plugins/*/agents/**/*.md",
+    },
     callback = function(ev)
       if require("wave.config").get().attach_agent_files then
         require("wave.client").attach(ev.buf)
