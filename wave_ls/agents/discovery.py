@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -102,10 +103,34 @@ def _tree(source: Source, top: Path, plugin: str | None = None) -> list[AgentDir
         directory, depth = pending.pop()
         if depth >= MAX_SUBDIR_DEPTH:
             continue
-        below = _subdirs(directory, follow_links=False)
+        below = _subdirs_of_tree(directory)
         out.extend(AgentDir(source, sub, plugin, top) for sub in below)
         pending.extend((sub, depth + 1) for sub in reversed(below))
     return _depth_first(out[: MAX_SUBDIRS + 1])
+
+
+# A directory's subdirectories by its (mtime, inode): every load lists the trees, and an
+# agents directory may hold thousands of files (adding a subdirectory changes the mtime).
+_SUBDIRS: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
+_RACY_NS = 2_000_000_000
+
+
+def _subdirs_of_tree(directory: Path) -> list[Path]:
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return []
+    stamp = (st.st_mtime_ns, st.st_ino)
+    known = _SUBDIRS.get(directory)
+    if known is not None and known[0] == stamp:
+        return known[1]
+    below = _subdirs(directory, follow_links=False)
+    if st.st_mtime_ns >= time.time_ns() - _RACY_NS:
+        return below  # a change within the clock's granularity could hide: list it again
+    if len(_SUBDIRS) > 4 * MAX_SUBDIRS:
+        _SUBDIRS.clear()
+    _SUBDIRS[directory] = (stamp, below)
+    return below
 
 
 def _depth_first(dirs: list[AgentDir]) -> list[AgentDir]:
