@@ -46,11 +46,16 @@ def lay_out(project: Path) -> int:
 
 
 def load_seconds(home: Path, project: Path) -> tuple[float, int, int]:
-    """One load by a new registry: seconds, agents, files with an error."""
+    """One load by a new registry: seconds, agents, files that cannot be read."""
     start = time.perf_counter()
     catalog = AgentRegistry(home=home, env={}).load(project)
     seconds = time.perf_counter() - start
-    errors = {p.path for p in catalog.problems if p.severity == "error"}
+    # A name that another collection also uses is reported too, but the file itself loads.
+    errors = {
+        p.path
+        for p in catalog.problems
+        if p.severity == "error" and not p.message.startswith("duplicate name")
+    }
     return seconds, len(catalog.agents), len(errors)
 
 
@@ -80,7 +85,10 @@ def main() -> None:
     figure("cold load (parse cache on disk), median", warm * 1000, "ms", BEFORE_CACHED_S * 1100)
     note(f"before: {BEFORE_FIRST_EVER_S * 1000:.0f} ms / {BEFORE_CACHED_S * 1000:.0f} ms")
     loaded = files - errors
-    note(f"{loaded} of {files} files load ({loaded / files:.1%}); {agents} agents after names")
+    note(
+        f"{loaded} of {files} files load ({loaded / files:.1%}); {agents} agents once the "
+        "names several collections share are counted once"
+    )
     check(
         "every file Claude Code loads, loads",
         errors <= BROKEN_FOR_CLAUDE_CODE,
