@@ -25,8 +25,9 @@ async def test_color_and_mention_form_reach_the_completion_items(home: Path, pro
         assert colors["painter"] == "cyan" and colors["plain"] is None
         result = await client.request("wave/chatInput/completion", {"text": "@"})
         items = {item["label"]: item for item in result["items"]}
-        assert items["painter"]["data"] == {"color": "cyan"}
-        assert "data" not in items["plain"]
+        assert items["painter"]["data"] == {"color": "cyan", "path": str(agents / "painter.md")}
+        assert items["plain"]["data"] == {"path": str(agents / "plain.md")}  # where it came from
+        assert "data" not in items["Explore"]  # a built-in's file is not one to open
         assert items["Python Expert"]["insertText"] == "[@agent:Python-Expert]"
         typed = await client.request("wave/chatInput/completion", {"text": "@Python-Ex"})
         assert [i["label"] for i in typed["items"] if i["kind"] == 7] == ["Python Expert"]

@@ -41,6 +41,12 @@ def _color(agent: AgentLike) -> str | None:
     return color if isinstance(color, str) and color else None
 
 
+def _path(agent: AgentLike) -> str | None:
+    """The agent's file, when it is one a user can open (not a built-in's)."""
+    path = getattr(agent, "path", None)
+    return str(path) if path is not None and getattr(agent, "source", "") != "builtin" else None
+
+
 @dataclass(frozen=True)
 class Candidate:
     """One `@` completion item, in the words of an LSP `CompletionItem`.
@@ -48,7 +54,8 @@ class Candidate:
     `sort_text` orders subagents ("0-...") before files ("1-..."), each group by rank and
     then position. `filter_text` starts with `@` and the group's prefix, for clients that
     filter again on the typed word (the replaced range should start at the `@`). `color` is
-    a subagent's frontmatter ``color`` (the item's ``data.color``), for its chip.
+    a subagent's frontmatter ``color`` (the item's ``data.color``), for its chip; `path` its
+    file (``data.path``: where it came from).
     """
 
     label: str
@@ -59,6 +66,7 @@ class Candidate:
     sort_text: str
     filter_text: str
     color: str | None = None
+    path: str | None = None
 
 
 def complete(
@@ -102,25 +110,25 @@ class AgentIndex:
     def __init__(self, agents: Sequence[AgentLike]) -> None:
         rows = sorted(
             (
-                (agent.name.lower(), agent.name, agent.description, _color(agent))
+                (agent.name.lower(), agent.name, agent.description, _color(agent), _path(agent))
                 for agent in agents
             ),
             key=lambda row: (row[0], row[1]),
         )
-        forms = [mention_form(name) for _, name, _, _ in rows]
+        forms = [mention_form(name) for _, name, _, _, _ in rows]
         unique = _unique_forms((row[1], form) for row, form in zip(rows, forms, strict=True))
         self.rows = [
-            (name, text, form, color)
-            for (_, name, text, color), form in zip(rows, forms, strict=True)
+            (name, text, form, color, path)
+            for (_, name, text, color, path), form in zip(rows, forms, strict=True)
             if form == name or form.casefold() in unique
         ]
         # Matched on what a mention holds (the form: `@Python-Ex` finds `Python Expert`).
-        lowered = [form.lower() for _, _, form, _ in self.rows]
+        lowered = [form.lower() for _, _, form, _, _ in self.rows]
         self._names, self._name_starts = join_lines(lowered)
         self._short, self._short_starts = join_lines(name.rsplit(":", 1)[-1] for name in lowered)
         # A query never holds whitespace, so a description's line breaks cannot be matched.
         self._texts, self._text_starts = join_lines(
-            text.lower().replace("\n", " ") for _, text, _, _ in self.rows
+            text.lower().replace("\n", " ") for _, text, _, _, _ in self.rows
         )
 
     def search(self, query: str, limit: int) -> list[tuple[int, int]]:
@@ -192,8 +200,9 @@ def _agent_candidates(query: str, agents: Sequence[AgentLike], limit: int) -> li
             sort_text=f"0-{rank}-{position:06d}",
             filter_text=f"@agent:{form} {text}",
             color=color,
+            path=path,
         )
-        for position, (rank, (name, text, form, color)) in enumerate(
+        for position, (rank, (name, text, form, color, path)) in enumerate(
             (rank, index.rows[row]) for rank, row in index.search(query, limit)
         )
     ]

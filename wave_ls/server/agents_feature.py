@@ -31,8 +31,10 @@ def completion_item(candidate: Candidate) -> dict[str, Any]:
         "sortText": candidate.sort_text,
         "filterText": candidate.filter_text,
     }
-    if candidate.color is not None:
-        item["data"] = {"color": candidate.color}  # the agent's chip colour (issue 24)
+    # The agent's chip colour and where it came from (issue 24).
+    data = {"color": candidate.color, "path": candidate.path}
+    if any(value is not None for value in data.values()):
+        item["data"] = {key: value for key, value in data.items() if value is not None}
     return item
 
 

@@ -152,8 +152,8 @@ export interface CompletionItem {
   insertText?: string;
   sortText?: string;
   filterText?: string;
-  /** Agent items: `{color}` when the agent sets one. */
-  data?: { color?: string; [key: string]: unknown };
+  /** Agent items: `{color}` when the agent sets one, `{path}` its file (not for built-ins). */
+  data?: { color?: string; path?: string; [key: string]: unknown };
 }
 
 export interface CompletionList {

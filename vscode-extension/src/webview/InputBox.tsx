@@ -230,7 +230,7 @@ export function InputBox(props: Props): JSX.Element {
         <Icon name={agent ? 'agent' : 'file'} class="dd-icon" />
         {agent && agentColorCss(item.data?.color) ? <span class="agent-dot" style={{ background: agentColorCss(item.data?.color) }} /> : null}
         <span class="dd-label">{item.label}</span>
-        <span class="dd-detail">{agent ? docText(item) : ''}</span>
+        <span class="dd-detail" title={agent ? item.data?.path ?? '' : ''}>{agent ? docText(item) : ''}</span>
       </li>
     );
   };

@@ -118,9 +118,9 @@ function M.vim_item(item)
     abbr = "@" .. item.label,
     menu = vim.fn.strcharpart(detail:gsub("%s+", " "), 0, 60),
     kind = agent and "agent" or "file",
-    info = type(item.documentation) == "table" and item.documentation.value
+    info = (type(item.documentation) == "table" and item.documentation.value
       or item.documentation
-      or "",
+      or "") .. (type(item.data) == "table" and item.data.path and ("\n\n" .. item.data.path) or ""),
     equal = 1, -- the server filters: typed text need not prefix the tag
     user_data = { wave = { kind = agent and "agent" or "file", name = item.label } },
     -- The agent's colour on its name and kind (Neovim 0.11 reads these; older ignore them).
