@@ -31,7 +31,8 @@ def test_every_file_claude_code_loads_loads_and_reads_as_before(
 ) -> None:
     readings = read_corpus()
     if os.environ.get("WAVE_WRITE_CORPUS"):
-        SNAPSHOT.write_text(json.dumps(readings, indent=1, sort_keys=True) + "\n")
+        lines = (f"{json.dumps(k)}: {json.dumps(readings[k])}" for k in sorted(readings))
+        SNAPSHOT.write_text("{\n" + ",\n".join(lines) + "\n}\n")  # a file a line
     with capsys.disabled():
         print("\n" + report(readings))
     expected = json.loads(SNAPSHOT.read_text())
