@@ -168,8 +168,8 @@ class _Reader:
             span = node.span
             self.fail(entry.line, f"{key}: expected a list of tool names, found a mapping", span)
             return None
-        names: list[str] = []
-        read: list[tuple[ToolName, Span]] = []
+        names: dict[str, None] = {}  # in written order, each once
+        read: dict[str, tuple[ToolName, Span]] = {}
         after = 0
         for item in items:
             for match in _TOOL_WORD.finditer(item.text or ""):
@@ -178,14 +178,14 @@ class _Reader:
                 span, after = find_in_node(self.front, item, tool.written, after)
                 # Unknown and MCP names stay as written (resolving ignores them).
                 kept = tool.written if tool.kind in ("unknown", "mcp") else tool.granted
-                if kept is not None and kept not in names:
-                    names.append(kept)
-                if all(tool.written != seen.written for seen, _ in read):
-                    read.append((tool, span))
+                if kept is not None:
+                    names.setdefault(kept)
+                read.setdefault(tool.written, (tool, span))
+        readings = list(read.values())
         if key == "tools":
-            self.mcp_tools = tuple(tool.written for tool, _ in read if tool.kind == "mcp")
-        granted = any(tool.granted for tool, _ in read)
-        self._report_tool_names(key, read, only_mcp=not granted and bool(self.mcp_tools))
+            self.mcp_tools = tuple(tool.written for tool, _ in readings if tool.kind == "mcp")
+        granted = any(tool.granted for tool, _ in readings)
+        self._report_tool_names(key, readings, only_mcp=not granted and bool(self.mcp_tools))
         return tuple(names)
 
     def _report_tool_names(
