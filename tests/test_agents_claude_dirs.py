@@ -5,9 +5,12 @@ directory (LOAD-1, LOAD-2, LOAD-3)."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 
 from wave_ls.agents import AgentRegistry
+from wave_ls.agents.discovery import MAX_SUBDIR_DEPTH
 
 
 def agent(folder: Path, file: str, name: str, description: str = "d") -> Path:
@@ -105,3 +108,161 @@ def test_the_editor_places_files_of_claude_folders_and_subdirectories(
     assert agent_place(outside, project, home, {}, {}) is None
     other = agent_place(elsewhere, project, home, {}, {})
     assert other is not None and other.cwd == project.parent / "other"
+
+
+def settle(root: Path) -> None:
+    """Age every file and folder under ``root`` by an hour: the steady state, past the
+    racy windows of the registry's caches."""
+    past = time.time() - 3600
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (past, past), follow_symlinks=False)
+
+
+def test_a_linked_subdirectory_loads_and_a_link_back_into_the_tree_is_no_loop(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    # A collection cloned elsewhere and linked in, as some collections suggest.
+    collection = tmp_path / "collection"
+    linked = agent(collection / "inner", "l.md", "linked-one")
+    root = project / ".claude" / "agents"
+    agent(root, "top.md", "top-one")
+    (root / "awesome").symlink_to(collection)
+    (root / "loop").symlink_to(root)  # would read the tree again and again
+    (collection / "back").symlink_to(collection)
+    catalog = AgentRegistry(home=home, env={}).load(project)
+    found = catalog.get("linked-one")
+    assert found is not None and found.path == root / "awesome" / "inner" / linked.name
+    assert catalog.get("top-one") is not None
+    assert catalog.problems == ()  # each file read once: no duplicate names
+
+
+def test_a_link_named_like_an_agent_file_is_a_problem_not_a_folder(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    agent(tmp_path / "elsewhere", "e.md", "elsewhere-one")
+    root = project / ".wave" / "agents"
+    root.mkdir(parents=True)
+    (root / "team.md").symlink_to(tmp_path / "elsewhere")
+    catalog = AgentRegistry(home=home, env={}).load(project)
+    assert catalog.get("elsewhere-one") is None
+    [problem] = catalog.problems
+    assert problem.path == str(root / "team.md") and "a directory" in problem.message
+
+
+def test_the_depth_and_hidden_folders_are_limits(home: Path, project: Path) -> None:
+    root = project / ".claude" / "agents"
+    deepest = root.joinpath(*(f"d{i}" for i in range(MAX_SUBDIR_DEPTH)))
+    agent(deepest, "ok.md", "deep-enough")
+    agent(deepest / "more", "no.md", "too-deep")
+    agent(root / ".archive", "old.md", "archived")
+    names = AgentRegistry(home=home, env={}).load(project).names()
+    assert "deep-enough" in names
+    assert "too-deep" not in names and "archived" not in names
+
+
+def test_files_load_in_path_order_whatever_order_they_are_made_in(
+    home: Path, project: Path
+) -> None:
+    # Deterministic: a folder's own files first (by name), then its subfolders' (by path).
+    root = project / ".wave" / "agents"
+    for folder, file, description in [
+        (root / "b", "x.md", "b/x"),
+        (root / "a" / "z", "x.md", "a/z/x"),
+        (root, "zz.md", "zz"),
+        (root / "a", "y.md", "a/y"),
+    ]:
+        agent(folder, file, "same", description)
+    catalog = AgentRegistry(home=home, env={}).load(project)
+    defn = catalog.get("same")
+    assert defn is not None and defn.description == "zz"
+    ignored = [Path(p.path).relative_to(root).as_posix() for p in catalog.problems]
+    assert ignored == ["a/y.md", "a/z/x.md", "b/x.md"]
+
+
+def test_a_claude_folder_that_is_the_wave_folder_by_a_link_reads_each_file_once(
+    home: Path, project: Path
+) -> None:
+    wave = project / ".wave" / "agents"
+    path = agent(wave, "w.md", "writer")
+    (project / ".claude").mkdir()
+    (project / ".claude" / "agents").symlink_to(wave)
+    catalog = AgentRegistry(home=home, env={}).load(project)
+    defn = catalog.get("writer")
+    assert defn is not None and defn.path == path  # the .wave one wins
+    assert catalog.problems == ()
+
+
+def test_the_setting_is_read_from_the_settings_layers_most_specific_first(
+    home: Path, project: Path
+) -> None:
+    agent(project / ".claude" / "agents", "p.md", "project-claude")
+    wave = project / ".wave"
+    wave.mkdir()
+
+    def loads() -> bool:
+        return "project-claude" in AgentRegistry(home=home, env={}).load(project).names()
+
+    (home / ".wave").mkdir()
+    (home / ".wave" / "settings.json").write_text('{"agents": {"claudeDirs": false}}')
+    assert not loads()
+    # Not a boolean: that file says nothing about it, the user's still counts.
+    (wave / "settings.json").write_text('{"agents": {"claudeDirs": "no"}}')
+    assert not loads()
+    (wave / "settings.json").write_text('{"agents": {"claudeDirs": true}}')
+    assert loads()
+    (wave / "settings.local.json").write_text('{"agents": {"claudeDirs": false}}')
+    assert not loads()
+    # A broken file is skipped (its feature reports it), never a reason to fail the load.
+    (wave / "settings.local.json").write_text("{ not json")
+    assert loads()
+
+
+def test_a_watched_registry_follows_the_setting_and_new_subfolders(
+    home: Path, project: Path
+) -> None:
+    agent(project / ".claude" / "agents" / "team", "a.md", "team-a")
+    (project / ".wave").mkdir()
+    settle(project)
+    registry = AgentRegistry(home=home, env={})
+    registry.watch(3600.0)  # sweeps only when the test calls one
+    try:
+        assert "team-a" in registry.load(project).names()
+        settings = project / ".wave" / "settings.json"
+        settings.write_text(json.dumps({"agents": {"claudeDirs": False}}))
+        assert "team-a" not in registry.load(project).names()
+        settings.write_text(json.dumps({"agents": {"claudeDirs": True}}))
+        assert "team-a" in registry.load(project).names()
+        agent(project / ".claude" / "agents" / "team" / "new", "b.md", "team-b")
+        registry.sweep()
+        assert "team-b" in registry.load(project).names()
+    finally:
+        registry.stop_watching()
+
+
+def test_the_editor_judges_a_file_against_its_whole_tree(home: Path, project: Path) -> None:
+    from wave_ls.agents.authoring import check_agent_text
+    from wave_ls.agents.authoring.place import agent_place
+
+    root = project / ".claude" / "agents"
+    first = agent(root / "a", "x.md", "same", "first")
+    second = agent(root / "b", "x.md", "same", "second")
+    registry = AgentRegistry(home=home, env={})
+    layers = registry.directories(project)
+    loader = {p.path: p.message for p in registry.load(project).problems}
+
+    def problems(path: Path) -> list[tuple[str, str]]:
+        place = agent_place(path, project, home, {}, {})
+        assert place is not None
+        found = check_agent_text(path.read_text(), path, place.agent_dir, layers).problems
+        return [(p.severity, p.message) for p in found]
+
+    # The second is what wave/agents/list says of it; the first is told it wins.
+    assert problems(second) == [("error", loader[str(second)])]
+    assert problems(first) == [
+        (
+            "info",
+            f"{second} in the same agents directory also defines 'same' and is ignored "
+            "(this file comes first by path)",
+        )
+    ]
+

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import stat
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,14 +18,16 @@ from wave_ls.agents.definition import (
     Source,
 )
 from wave_ls.agents.parse import NAME_PATTERN, NAME_RULE
-from wave_ls.runtime.project_settings import read_settings_file
+from wave_ls.runtime.project_settings import load_layers, settings_files
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 PLUGIN_DIRS_ENV = "WAVE_PLUGIN_DIRS"
 # Subdirectories of an agents directory hold agents too (as in Claude Code): this deep and
-# this many at most, hidden ones and symbolic links to directories not followed.
+# this many at most, hidden ones left out, a link to a directory of the same tree not
+# followed (a loop).
 MAX_SUBDIR_DEPTH = 6
 MAX_SUBDIRS = 500
+Identity = tuple[int, int]  # (st_dev, st_ino) of a directory
 
 
 @dataclass(frozen=True)
@@ -61,81 +65,135 @@ def agent_dirs(
     project's ``<cwd>/.claude/agents`` and ``<cwd>/.wave/agents`` (skipped when they are the
     user's), then each plugin's ``agents/`` by plugin name; each with its subdirectories
     right after it. ``{"agents": {"claudeDirs": false}}`` in the project's or the user's
-    ``.wave/settings.json`` leaves the ``.claude`` directories out. A plugin name comes from
+    settings leaves the ``.claude`` directories out. A plugin name comes from
     ``$HOME/.wave/plugins/<name>/``, then ``WAVE_PLUGIN_DIRS`` (directory name), then
     ``AgentRegistry.register_plugin``; a later one of the same name replaces an earlier one.
+    Called at every load: a few ``stat`` calls when nothing changed.
     """
     claude = claude_dirs_enabled(cwd, home)
-    user_trees = [home / ".claude" / "agents"] if claude else []
-    user_trees.append(home / ".wave" / "agents")
-    project_trees = [cwd / ".claude" / "agents"] if claude else []
-    project_trees.append(cwd / ".wave" / "agents")
-    user_resolved = {tree.resolve() for tree in user_trees}
     dirs = [AgentDir("builtin", BUILTIN_DIR)]
-    for tree in user_trees:
-        dirs.extend(_tree("user", tree))
-    for tree in project_trees:
-        if tree.resolve() not in user_resolved:
-            dirs.extend(_tree("project", tree))
+    user_tops: set[Path] = set()
+    user_ids: set[Identity] = set()
+    for top in _tops(home, claude):
+        identity, tree = _tree("user", top)
+        user_tops.add(top)
+        if identity is not None:
+            user_ids.add(identity)
+        dirs.extend(tree)
+    for top in _tops(cwd, claude):
+        if top in user_tops:
+            continue
+        identity, tree = _tree("project", top)
+        if identity is None or identity not in user_ids:  # else the user's, by another path
+            dirs.extend(tree)
     plugins, problems = plugin_dirs(home, registered, env)
     for name in sorted(plugins):
-        dirs.extend(_tree("plugin", plugins[name] / "agents", name))
+        dirs.extend(_tree("plugin", plugins[name] / "agents", name)[1])
     return dirs, problems
 
 
+@functools.lru_cache(maxsize=256)  # paths cost more to build than the stats they are for
+def _tops(base: Path, claude: bool) -> tuple[Path, ...]:
+    """The agents directories of one scope, lower precedence first."""
+    wave = Path(base, ".wave", "agents")
+    return (Path(base, ".claude", "agents"), wave) if claude else (wave,)
+
+
+_settings_files = functools.lru_cache(maxsize=256)(settings_files)
+
+
+# The answer of ``claude_dirs_enabled`` by (cwd, home), with the settings files' stamps.
+_CLAUDE_DIRS: dict[tuple[Path, Path], tuple[tuple[object, ...], bool]] = {}
+
+
 def claude_dirs_enabled(cwd: Path, home: Path) -> bool:
-    """Whether the ``.claude/agents`` directories are read: ``agents.claudeDirs`` of the
-    project's ``.wave/settings.json``, else the user's; true when neither says."""
-    for settings in (cwd / ".wave" / "settings.json", home / ".wave" / "settings.json"):
-        data, _problem = read_settings_file(settings)
-        agents = (data or {}).get("agents")
-        if isinstance(agents, dict) and isinstance(agents.get("claudeDirs"), bool):
-            return bool(agents["claudeDirs"])
-    return True
+    """Whether the ``.claude/agents`` directories are read: ``agents.claudeDirs`` (a
+    boolean) of the most specific settings file that has it (``load_layers``: the project's,
+    then the user's); true when none does. Read again only when a file's stamp moved."""
+    stamps = tuple(_file_stamp(path) for path in _settings_files(cwd, home))
+    known = _CLAUDE_DIRS.get((cwd, home))
+    if known is not None and known[0] == stamps:
+        return known[1]
+    layers, _warnings = load_layers(cwd, home)  # each feature reports the broken files
+    enabled = next(
+        (
+            agents["claudeDirs"]
+            for layer in layers
+            if isinstance(agents := layer.data.get("agents"), dict)
+            and isinstance(agents.get("claudeDirs"), bool)
+        ),
+        True,
+    )
+    recent = time.time_ns() - _RACY_NS
+    racy = any(s is not None and s[0] >= recent for s in stamps)
+    if not racy:  # an edit within the clock's granularity could hide behind the same stamp
+        if len(_CLAUDE_DIRS) > MAX_SUBDIRS:
+            _CLAUDE_DIRS.clear()
+        _CLAUDE_DIRS[(cwd, home)] = (stamps, enabled)
+    return enabled
 
 
-def _tree(source: Source, top: Path, plugin: str | None = None) -> list[AgentDir]:
-    """``top`` and its subdirectories (sorted, depth first), as directories of one tree;
-    only ``top`` when it does not exist (its later creation is seen by its listing)."""
+def _file_stamp(path: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino
+
+
+def _tree(
+    source: Source, top: Path, plugin: str | None = None
+) -> tuple[Identity | None, list[AgentDir]]:
+    """The identity of ``top`` (None when it does not exist) and ``top`` with its
+    subdirectories in path order (a directory before its subdirectories, each sorted), as
+    directories of one tree; only ``top`` when it does not exist (its later creation is
+    seen by its listing). A symbolic link to a directory is followed, unless that directory
+    was reached already in this tree (a loop, or a second link to it)."""
+    top_id, below = _listing(top, True)
+    seen: set[Identity | None] = {top_id}
     out = [AgentDir(source, top, plugin, top)]
-    pending = [(top, 0)]
+    pending = [(sub, 1) for sub in reversed(below)]
     while pending and len(out) <= MAX_SUBDIRS:
         directory, depth = pending.pop()
-        if depth >= MAX_SUBDIR_DEPTH:
-            continue
-        below = _subdirs_of_tree(directory)
-        out.extend(AgentDir(source, sub, plugin, top) for sub in below)
+        identity, below = _listing(directory, depth < MAX_SUBDIR_DEPTH)
+        if identity is None or identity in seen:
+            continue  # gone meanwhile, or a link to a directory read already
+        seen.add(identity)
+        out.append(AgentDir(source, directory, plugin, top))
         pending.extend((sub, depth + 1) for sub in reversed(below))
-    return _depth_first(out[: MAX_SUBDIRS + 1])
+    return top_id, out
 
 
 # A directory's subdirectories by its (mtime, inode): every load lists the trees, and an
 # agents directory may hold thousands of files (adding a subdirectory changes the mtime).
-_SUBDIRS: dict[Path, tuple[tuple[int, int], list[Path]]] = {}
+_SUBDIRS: dict[Path, tuple[tuple[int, int, int], list[Path]]] = {}
 _RACY_NS = 2_000_000_000
 
 
-def _subdirs_of_tree(directory: Path) -> list[Path]:
+def _listing(directory: Path, children: bool) -> tuple[Identity | None, list[Path]]:
+    """The identity of a directory (following links; None when it is not one) and, when
+    ``children``, its subdirectories (sorted; hidden ones and links named ``*.md`` left
+    out: such a link is read, and reported, as a file)."""
     try:
         st = os.stat(directory)
     except OSError:
-        return []
-    stamp = (st.st_mtime_ns, st.st_ino)
+        return None, []
+    if not stat.S_ISDIR(st.st_mode):
+        return None, []
+    identity = (st.st_dev, st.st_ino)
+    if not children:
+        return identity, []
+    stamp = (st.st_mtime_ns, st.st_ino, st.st_dev)
     known = _SUBDIRS.get(directory)
     if known is not None and known[0] == stamp:
-        return known[1]
-    below = _subdirs(directory, follow_links=False)
+        return identity, known[1]
+    below = _subdirs(directory, follow_links=True, md_links=False)
     if st.st_mtime_ns >= time.time_ns() - _RACY_NS:
-        return below  # a change within the clock's granularity could hide: list it again
+        return identity, below  # a change within the clock's granularity could hide
     if len(_SUBDIRS) > 4 * MAX_SUBDIRS:
         _SUBDIRS.clear()
     _SUBDIRS[directory] = (stamp, below)
-    return below
-
-
-def _depth_first(dirs: list[AgentDir]) -> list[AgentDir]:
-    """The tree's directories in path order (a directory before its subdirectories)."""
-    return sorted(dirs, key=lambda d: d.directory.parts)
+    return identity, below
 
 
 def plugin_dirs(
@@ -191,13 +249,15 @@ def _add_plugin(found: dict[str, Path], problems: list[Problem], name: str, path
         )
 
 
-def _subdirs(directory: Path, follow_links: bool = True) -> list[Path]:
+def _subdirs(directory: Path, follow_links: bool = True, md_links: bool = True) -> list[Path]:
     try:
         with os.scandir(directory) as entries:
             return sorted(
                 Path(e.path)
                 for e in entries
-                if e.name[0] != "." and e.is_dir(follow_symlinks=follow_links)
+                if e.name[0] != "."
+                and e.is_dir(follow_symlinks=follow_links)
+                and (md_links or not (e.name.endswith(".md") and e.is_symlink()))
             )
     except OSError:
         return []

@@ -179,8 +179,9 @@ def _tier_note(value: str, models: Collection[str] | None, tiers: TierMap | None
 def _neighbours(
     path: Path, agent_dir: AgentDir, parsed: ParsedAgent, layers: Layers
 ) -> list[Problem]:
-    """Duplicates within the directory, and overrides across scopes, judged against the
-    other files as they are on disk (this file as its open text)."""
+    """Duplicates within the agents directory (with its subdirectories: one name per
+    tree, as the loader has it), and overrides across scopes, judged against the other
+    files as they are on disk (this file as its open text)."""
     defn = parsed.definition
     assert defn is not None
     name_entry = parsed.entries.get("name")
@@ -188,41 +189,81 @@ def _neighbours(
     span = _value_span(parsed.front, name_entry) if parsed.front and name_entry else None
     out: list[Problem] = []
     mine = ParsedFile(path, defn, (), line)
-    own_index = next((i for i, (d, _) in enumerate(layers) if d == agent_dir), None)
-    for index, (layer_dir, all_files) in enumerate(layers):
+    own = _tree_of(agent_dir)
+    for top, all_files in _trees(layers):
         # Only files of the same name matter (dedupe_directory compares names only).
         files = [f for f in all_files if _named(f, defn.name)]
-        if index == own_index:
-            others = [f for f in files if f.path.name != path.name]  # this file is the text
-            ordered = sorted([*others, mine], key=lambda f: f.path.name)
-            _, problems = dedupe_directory(ordered)
-            for problem in problems:
-                if problem.path == str(path):  # the loader's duplicate report, as it words it
-                    out.append(replace(problem, span=span, code=Codes.DUPLICATE_NAME))
-            later = [f for f in ordered if f.path.name > path.name]
-            if later and not any(p.path == str(path) for p in problems):
-                out.append(
-                    _info(
-                        path,
-                        line,
-                        span,
-                        f"{later[0].path.name} in the same directory also defines "
-                        f"'{defn.name}' and is ignored (this file comes first by name)",
-                        Codes.DUPLICATE_NAME,
-                    )
-                )
+        if _tree_of(top) == own:
+            out += _same_tree(path, agent_dir, mine, files, span)
             continue
         if not files:
             continue
-        other = files[0].definition  # the first by file name wins in its directory
+        other = files[0].definition  # the first by path wins in its tree
         assert other is not None
-        described = f"{_scope(layer_dir)} '{other.name}'{_at(other)}"
-        if own_index is None or index < own_index:
+        described = f"{_scope(top)} '{other.name}'{_at(other)}"
+        if _precedes(layers, top, agent_dir):
             message = f"overrides the {described}"
         else:
             message = f"the {described} overrides this one"
         out.append(_info(path, line, span, message))
     return out
+
+
+def _same_tree(
+    path: Path,
+    agent_dir: AgentDir,
+    mine: ParsedFile,
+    files: Sequence[ParsedFile],
+    span: Span | None,
+) -> list[Problem]:
+    """The duplicate report of this file among the files of its own tree, in the loader's
+    order (a directory's files by name, before its subdirectories')."""
+
+    def order(parsed: ParsedFile) -> tuple[tuple[str, ...], str]:
+        folder = agent_dir.directory if parsed is mine else parsed.path.parent
+        return folder.parts, parsed.path.name
+
+    others = [f for f in files if order(f) != order(mine)]  # this file is the text
+    ordered = sorted([*others, mine], key=order)
+    _, problems = dedupe_directory(ordered)
+    out = [
+        replace(problem, span=span, code=Codes.DUPLICATE_NAME)
+        for problem in problems
+        if problem.path == str(path)  # the loader's duplicate report, as it words it
+    ]
+    later = [f for f in ordered if order(f) > order(mine)]
+    if later and not out:
+        if later[0].path.parent == agent_dir.directory:
+            where = f"{later[0].path.name} in the same directory"
+            first = "this file comes first by name"
+        else:
+            where = f"{later[0].path} in the same agents directory"
+            first = "this file comes first by path"
+        name = mine.definition.name if mine.definition else ""
+        message = f"{where} also defines '{name}' and is ignored ({first})"
+        out.append(_info(path, mine.name_line, span, message, Codes.DUPLICATE_NAME))
+    return out
+
+
+def _tree_of(agent_dir: AgentDir) -> tuple[object, ...]:
+    return agent_dir.source, agent_dir.plugin, agent_dir.tree or agent_dir.directory
+
+
+def _trees(layers: Layers) -> list[tuple[AgentDir, list[ParsedFile]]]:
+    """The layers merged by tree (an agents directory with its subdirectories), each with
+    its files in the loader's order, lowest precedence first."""
+    merged: dict[tuple[object, ...], tuple[AgentDir, list[ParsedFile]]] = {}
+    for layer_dir, files in layers:
+        merged.setdefault(_tree_of(layer_dir), (layer_dir, []))[1].extend(files)
+    return list(merged.values())
+
+
+def _precedes(layers: Layers, other: AgentDir, agent_dir: AgentDir) -> bool:
+    """Whether the tree of ``other`` comes before (is overridden by) that of ``agent_dir``;
+    true when ``agent_dir`` is not among the layers."""
+    order = [_tree_of(d) for d, _ in layers]
+    own = _tree_of(agent_dir)
+    return own not in order or order.index(_tree_of(other)) < order.index(own)
 
 
 def _info(
