@@ -265,4 +265,3 @@ def test_the_editor_judges_a_file_against_its_whole_tree(home: Path, project: Pa
             "(this file comes first by path)",
         )
     ]
-
