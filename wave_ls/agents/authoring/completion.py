@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Literal
 
 from wave_ls.agents.authoring.fixes import agent_name_from_file
-from wave_ls.agents.authoring.keys import KEY_DOCS, MODEL_TIERS, TEMPLATE_KEYS
+from wave_ls.agents.authoring.keys import KEY_DOCS, TEMPLATE_KEYS
 from wave_ls.agents.authoring.outline import KeyLine, Outline, TextRange, outline_of
+from wave_ls.agents.model_tiers import TIERS
 from wave_ls.agents.toolset import ALL_TOOL_NAMES, NEVER_FOR_SUBAGENTS
 
 Kind = Literal["key", "tool", "value", "snippet"]
@@ -259,7 +260,7 @@ def _values(key: str, path: Path, facts: CompletionFacts) -> list[tuple[str, str
                 model_doc,
             )
         ]
-        out += [(tier, _tier_detail(tier, facts), model_doc) for tier in MODEL_TIERS]
+        out += [(tier, _tier_detail(tier, facts), model_doc) for tier in TIERS]
         out += [(model, "offered by the endpoint", None) for model in sorted(facts.models or ())]
         return out
     if key == "name":

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from wave_ls.agents.definition import EFFORTS, HOOK_EVENTS, MEMORY_SCOPES, PERMISSION_MODES
+from wave_ls.agents.model_tiers import TIERS
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,6 @@ _TOOL_LIST_SPELLINGS = (
     "Three spellings: `Read, Grep` · `[Read, Grep]` · a block list (`- Read` lines)."
 )
 
-# Claude Code's model tiers (docs/agents.md, "Model tiers").
-MODEL_TIERS: tuple[str, ...] = ("haiku", "sonnet", "opus")
 # Claude Code's agent colours (its `/agents` menu offers these).
 COLORS: tuple[str, ...] = ("red", "blue", "green", "yellow", "purple", "orange", "pink", "cyan")
 # A few sensible `maxTurns` values to start from (any whole number above 0 works).
@@ -107,7 +106,7 @@ KEY_DOCS: dict[str, KeyDoc] = {
         "(`claude-sonnet-4-5` is `sonnet`). Anything else is a model id the endpoint "
         "(`OPENAI_BASE_URL`) must offer: an unknown one fails the delegation with a clear "
         "error; nothing else breaks.",
-        values=("inherit", *MODEL_TIERS),
+        values=("inherit", *TIERS),
     ),
     "isolation": KeyDoc(
         "`worktree`: run in its own git worktree",
