@@ -127,8 +127,11 @@ def owner_label(instance_id: str, record: DelegationRecord, session_id: str) -> 
     return f"subagent {instance_id} ({kind})" + (f" of session {session_id}" if session_id else "")
 
 
-def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) -> AgentConfig:
-    """The configuration a subagent runs with, derived from its definition and its parent."""
+def subagent_config(
+    host: SubagentHost, definition: AgentDefinition, cwd: Path, model: str | None = None
+) -> AgentConfig:
+    """The configuration a subagent runs with, derived from its definition and its parent
+    (``model``: the one ``subagent_model`` chose, when the caller has it already)."""
     parent = host.parent_config()
     all_tools = list(host.tool_factory())
     allowed = resolve_tools(
@@ -140,7 +143,7 @@ def subagent_config(host: SubagentHost, definition: AgentDefinition, cwd: Path) 
     tools = [tool for tool in all_tools if tool.name in granted]
     return AgentConfig(
         system_prompt=definition.system_prompt + start.prompt + subagent_environment(cwd),
-        model=subagent_model(host, definition).model,
+        model=model or subagent_model(host, definition).model,
         tools=tools,
         permission_mode=subagent_permission_mode(
             parent.permission_mode, definition.permission_mode
@@ -241,9 +244,10 @@ async def run_delegation(
         config = fork_config(host)
         history = fork_history(host.parent_messages(), ctx.tool_call_id)
     else:
-        config = subagent_config(host, delegation.definition, cwd)
+        choice = subagent_model(host, delegation.definition)  # the settings read once
+        config = subagent_config(host, delegation.definition, cwd, choice.model)
         history = []
-        record.model_note = subagent_model(host, delegation.definition).note
+        record.model_note = choice.note
     record.model = config.model
     intro = ""
     if planned is not None and sandbox_confines():
