@@ -7,7 +7,7 @@ export const PROJECT_FILES = {
     'from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n',
   'AGENTS.md': '# Project notes\nCheck changes with python3 one-liners.\n',
   '.wave/agents/test-runner.md':
-    '---\nname: test-runner\ndescription: Use PROACTIVELY to run the tests and report failures.\ntools: Read, Grep, Glob, Bash\n---\n' +
+    '---\nname: test-runner\ndescription: Use PROACTIVELY to run the tests and report failures.\ntools: Read, Grep, Glob, Bash\ncolor: green\n---\n' +
     "You run the project's tests and report which ones fail and why.\n",
 };
 

@@ -191,6 +191,9 @@ test('a draft with a tag survives switching chats, hiding the view, and still wo
   const firstChat = await view.locator('.session-select').inputValue();
   await typeInInput('@test');
   await view.locator('.dd-item.selected .dd-label', { hasText: /^test-runner$/ }).waitFor();
+  // Its frontmatter colour (issue 24): a dot on the item, the chip's colour once chosen.
+  assert.equal(await view.locator('.dd-item.selected .agent-dot').count(), 1, 'the colour dot');
+  await world.screenshot('10-agent-colour');
   await page.keyboard.press('Enter');
   await page.keyboard.type(MESSAGES.draft, { delay: 5 });
   await view.locator('button[aria-label="New chat"]').click();
