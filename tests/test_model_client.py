@@ -69,6 +69,21 @@ async def test_rounds_reuse_one_connection(fake_model: FakeModelServer) -> None:
     assert len(peers) == 1, peers
 
 
+async def test_a_body_that_lags_done_does_not_hold_the_answer(
+    fake_model: FakeModelServer,
+) -> None:
+    # A keep-alive server whose last write waits for a delayed ACK ends the body ~40 ms after
+    # [DONE]; the answer is complete at [DONE], so the round does not wait for the body (that
+    # wait was the 48 ms "return gap" of a delegation; issue 30).
+    fake_model.set_script(script(reply("Done.", end_delay=0.9)))  # under DRAIN_SECONDS
+    client = client_for(fake_model)
+    started = time.monotonic()
+    response = await client.complete(ask("go"))
+    assert response.content == "Done." and response.finish_reason == "stop"
+    assert time.monotonic() - started < 0.6  # the body was still open
+    assert (await client.complete(ask("go"))).content == "Done."  # the client still works
+
+
 async def test_two_tool_calls_in_one_round_are_assembled(fake_model: FakeModelServer) -> None:
     fake_model.set_script(
         script(

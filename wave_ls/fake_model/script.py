@@ -29,6 +29,7 @@ _STEP_KEYS = {
     "usage",
     "delay",
     "chunk_delay",
+    "end_delay",
     "chunk_size",
     "fault",
     "echo",
@@ -92,6 +93,9 @@ class Step:
     usage: dict[str, int] | None = None
     delay: float = 0.0
     chunk_delay: float | None = None
+    # Seconds between ``[DONE]`` and the end of the body: a keep-alive server whose last
+    # write waits (Nagle against a delayed ACK) holds the body open ~40 ms after ``[DONE]``.
+    end_delay: float = 0.0
     chunk_size: int = 8
     fault: Fault | None = None
     echo: bool = False
@@ -200,6 +204,7 @@ def _parse_step(data: Any, where: str) -> Step:
         usage=usage,
         delay=_number(obj, "delay", where, 0.0) or 0.0,
         chunk_delay=_number(obj, "chunk_delay", where, None),
+        end_delay=_number(obj, "end_delay", where, 0.0) or 0.0,
         chunk_size=chunk_size,
         fault=_parse_fault(obj["fault"], f"{where}.fault") if "fault" in obj else None,
         echo=_bool(obj, "echo", where),

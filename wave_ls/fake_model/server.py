@@ -260,6 +260,9 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send_event(json.dumps(chunk.data))
             if stream_fault is None:
                 self._send_event("[DONE]")
+                if step.end_delay and self.server.stopping.wait(step.end_delay):
+                    self.close_connection = True
+                    return
                 self._end_body()
                 return
             kind = stream_fault[0]

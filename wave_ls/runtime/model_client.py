@@ -34,8 +34,10 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Local servers ignore the key, but the SDK refuses to start without one.
 PLACEHOLDER_API_KEY = "not-needed"
 CONNECT_TIMEOUT = 5.0
-# After the stream's [DONE], how long the rest of the body may take (see _drain).
+# After the stream's [DONE], how long the rest of the body may take (see _drain), and how
+# long the round waits for it before answering anyway (the drain goes on in the background).
 DRAIN_SECONDS = 1.0
+DRAIN_GRACE_SECONDS = 0.002
 DEFAULT_DEADLINE = 600.0
 # Parameters a request may lose when the endpoint rejects them (a subagent's ``effort``):
 # the round is sent again without, and this client stops sending them.
@@ -169,13 +171,16 @@ class OpenAIModelClient:
         # third of the server's CPU per round with several subagents streaming at once.
         create = self._client().chat.completions.with_streaming_response.create
         assembly = _Assembly()
-        async with create(
-            model=request.model,
-            messages=[],  # replaced by extra_body["messages"]
-            stream=True,
-            stream_options={"include_usage": True},
-            extra_body=body,
-        ) as response:  # closes the HTTP response on errors and cancellation
+        async with contextlib.AsyncExitStack() as stack:  # closes the HTTP response on errors
+            response = await stack.enter_async_context(
+                create(
+                    model=request.model,
+                    messages=[],  # replaced by extra_body["messages"]
+                    stream=True,
+                    stream_options={"include_usage": True},
+                    extra_body=body,
+                )
+            )
             content_type = response.headers.get("content-type", "")
             if not content_type.startswith("text/event-stream"):
                 raise ModelError(await _not_a_stream(response, content_type, where))
@@ -198,7 +203,7 @@ class OpenAIModelClient:
                 if data is None:
                     continue
                 if data == "[DONE]":
-                    await _drain(lines)
+                    await _finish_body(stack.pop_all(), lines)
                     break
                 text = assembly.add(parse_chunk(data, where), where)
                 if text and on_delta is not None:
@@ -455,6 +460,35 @@ def _chunk_error(error: Any) -> str:
     if isinstance(error, dict) and isinstance(error.get("message"), str):
         return str(error["message"]).rstrip(".")
     return str(error)
+
+
+# Bodies still being read after their round answered (a reference keeps each task alive).
+_FINISHING: set[asyncio.Task[None]] = set()
+
+
+async def _finish_body(
+    response_scope: contextlib.AsyncExitStack, lines: AsyncIterator[str]
+) -> None:
+    """Read the rest of the body and close the response, waiting at most
+    ``DRAIN_GRACE_SECONDS`` for it: a server whose end of body lags ``[DONE]`` (a keep-alive
+    server whose last small write waits ~40 ms for a delayed ACK) must not hold up the
+    answer, which is complete at ``[DONE]``. Normally the body ends at once and the
+    connection goes back to the pool before the next request."""
+
+    async def finish() -> None:
+        async with response_scope:
+            await _drain(lines)
+
+    task = asyncio.ensure_future(finish())
+    _FINISHING.add(task)
+    task.add_done_callback(_FINISHING.discard)
+    task.add_done_callback(_log_failure)
+    await asyncio.wait({task}, timeout=DRAIN_GRACE_SECONDS)
+
+
+def _log_failure(task: asyncio.Task[None]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("closing a finished model response failed", exc_info=task.exception())
 
 
 async def _drain(lines: AsyncIterator[str]) -> None:
