@@ -121,6 +121,7 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _HTTPServer
+    _entry: dict[str, Any] | None = None  # the record of the request being answered
 
     def setup(self) -> None:
         super().setup()
@@ -260,6 +261,8 @@ class _Handler(BaseHTTPRequestHandler):
                     self._send_event(json.dumps(chunk.data))
             if stream_fault is None:
                 self._send_event("[DONE]")
+                if self._entry is not None:  # when the answer was complete, for benchmarks
+                    self._entry["done_time"] = time.time()
                 if step.end_delay and self.server.stopping.wait(step.end_delay):
                     self.close_connection = True
                     return
@@ -321,16 +324,15 @@ class _Handler(BaseHTTPRequestHandler):
             for name in RECORDED_HEADERS
             if (value := self.headers.get(name)) is not None
         }
-        self.server.state.record(
-            {
-                "method": self.command,
-                "path": self.path,
-                "headers": headers,
-                "time": time.time(),
-                "peer": f"{self.client_address[0]}:{self.client_address[1]}",  # one per connection
-                "body": body,
-            }
-        )
+        self._entry = {
+            "method": self.command,
+            "path": self.path,
+            "headers": headers,
+            "time": time.time(),
+            "peer": f"{self.client_address[0]}:{self.client_address[1]}",  # one per connection
+            "body": body,
+        }
+        self.server.state.record(self._entry)
 
     def _read_json(self) -> Any:
         length = int(self.headers.get("Content-Length") or 0)
@@ -445,7 +447,8 @@ class FakeModelServer:
 
     def requests(self) -> list[dict[str, Any]]:
         """Every recorded model request: ``{method, path, headers, time, peer, body}``
-        (``peer``: the client's address and port, one per connection)."""
+        (``peer``: the client's address and port, one per connection), and ``done_time`` once
+        a streamed answer's ``[DONE]`` was sent."""
         with self._state.lock:
             return list(self._state.records)
 

@@ -1,0 +1,164 @@
+"""A delegation through ``wave-ls run``, the way a user runs it (issue 30).
+
+A separate ``wave-ls run`` process per run, its output to a pipe and to a pseudo-terminal;
+the offline model in its own process records when each request arrived and when each
+streamed answer's ``[DONE]`` was sent (``done_time``). The main agent calls ``Agent`` once;
+the subagent makes one ``Glob`` call, then answers:
+
+- launch: the main agent's first answer complete (``[DONE]``) -> the subagent's first
+  request arrives;
+- return gap: the subagent's last answer complete -> the main agent's next request arrives.
+
+Each with and without ``isolation: worktree``, and with two kinds of endpoint: one that ends
+its body with ``[DONE]``, and one whose body ends 40 ms later (a keep-alive server whose last
+small write waits for a delayed ACK: what the issue's harness showed as a 48 ms return gap).
+Runs are interleaved round by round; figures are medians.
+
+    .venv/bin/python benchmarks/bench_run_delegation.py [--quick]
+
+Targets: the return gap <= 10 ms in every case; worktree isolation (worktree and sandbox
+together) adds <= 20 ms to the launch and to the return (medians, isolated minus not).
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import statistics
+import subprocess
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from common import (
+    GIT_ENV,
+    PYTHON,
+    FakeModelProcess,
+    figure,
+    heading,
+    make_git_repo,
+    model_script,
+    note,
+    parse_options,
+    server_env,
+    write_agent,
+)
+
+GAP_TARGET_MS = 10.0
+ISOLATION_TARGET_MS = 20.0
+LAGGING_BODY_SECONDS = 0.04
+HELPER_SYSTEM = "bench helper"
+
+
+def script(end_delay: float) -> dict[str, Any]:
+    def agent(prompt: str, **extra: str) -> dict[str, Any]:
+        arguments = {"subagent_type": "bench-helper", "description": "find files"}
+        return {"name": "Agent", "arguments": {**arguments, "prompt": prompt, **extra}}
+
+    def main_route(match: str, **extra: str) -> dict[str, Any]:
+        steps = [
+            {"content": "", "tool_calls": [agent("helper-task: find the python files", **extra)]},
+            {"content": "The helper found them."},
+        ]
+        return {"match": match, "steps": steps}
+
+    glob = {"name": "Glob", "arguments": {"pattern": "**/*.py"}}
+    routes = [
+        main_route("isolated-run:", isolation="worktree"),
+        main_route("plain-run:"),
+        {
+            "match": "helper-task",
+            "system": HELPER_SYSTEM,
+            "steps": [{"content": "", "tool_calls": [glob]}, {"content": "Found 10 files."}],
+        },
+    ]
+    for route in routes:
+        for step in route["steps"]:
+            step["end_delay"] = end_delay
+    return model_script(routes)
+
+
+def run_to_pipe(command: list[str], env: dict[str, str]) -> None:
+    subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+
+
+def run_on_terminal(command: list[str], env: dict[str, str]) -> None:
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(command, env=env, stdin=follower, stdout=follower, stderr=follower)
+    os.close(follower)
+    try:
+        while select.select([leader], [], [], 60)[0]:
+            try:
+                if not os.read(leader, 65536):
+                    break
+            except OSError:  # the terminal closed with the process
+                break
+    finally:
+        os.close(leader)
+    assert process.wait(timeout=60) == 0
+
+
+def one_run(
+    model: FakeModelProcess, project: Path, home: Path, *, isolated: bool, terminal: bool
+) -> tuple[float, float]:
+    """(launch, return gap) in milliseconds."""
+    model.reset()
+    env = {**server_env(home), **model.env(), **GIT_ENV}
+    prompt = ("isolated-run:" if isolated else "plain-run:") + " find the python files"
+    command = [PYTHON, "-m", "wave_ls", "run", "--cwd", str(project)]
+    command += ["--permission-mode", "bypassPermissions", prompt]
+    (run_on_terminal if terminal else run_to_pipe)(command, env)
+    main_first, sub_first, sub_last, main_next = model.records()
+    launch = sub_first["time"] - main_first["done_time"]
+    back = main_next["time"] - sub_last["done_time"]
+    return launch * 1000, back * 1000
+
+
+def main() -> None:
+    options = parse_options(__doc__)
+    rounds = 2 if options.quick else 7
+    met = True
+    with tempfile.TemporaryDirectory(prefix="wave-bench-run-deleg-") as tmp:
+        root = Path(tmp)
+        home, project = root / "home", root / "project"
+        home.mkdir()
+        make_git_repo(project, 20)
+        write_agent(project / ".wave" / "agents", "bench-helper", "Helps.", HELPER_SYSTEM, "Glob")
+        for end_delay in (0.0, LAGGING_BODY_SECONDS):
+            kind = "body ends at [DONE]" if not end_delay else "body ends 40 ms after [DONE]"
+            heading(f"wave-ls run, one delegation ({kind})")
+            samples: dict[tuple[str, bool], list[tuple[float, float]]] = defaultdict(list)
+            with FakeModelProcess(script(end_delay)) as model:
+                one_run(model, project, home, isolated=True, terminal=False)  # warm caches
+                for _ in range(rounds):
+                    for terminal in (False, True):
+                        for isolated in (False, True):
+                            output = "terminal" if terminal else "pipe"
+                            figures = one_run(
+                                model, project, home, isolated=isolated, terminal=terminal
+                            )
+                            samples[(output, isolated)].append(figures)
+            for output in ("pipe", "terminal"):
+                plain = samples[(output, False)]
+                isolated_runs = samples[(output, True)]
+                for label, runs in (("no worktree", plain), ("worktree", isolated_runs)):
+                    back = statistics.median(r[1] for r in runs)
+                    met &= figure(f"return gap, {label}, to a {output}", back, "ms", GAP_TARGET_MS)
+                    note(f"launch {statistics.median(r[0] for r in runs):.1f} ms")
+                for index, what in ((0, "launch"), (1, "return")):
+                    extra = statistics.median(r[index] for r in isolated_runs) - statistics.median(
+                        r[index] for r in plain
+                    )
+                    met &= figure(
+                        f"isolation's extra on the {what}, to a {output}",
+                        extra,
+                        "ms",
+                        ISOLATION_TARGET_MS,
+                    )
+    print("\nall targets met" if met else "\nsome targets missed")
+
+
+if __name__ == "__main__":
+    main()
