@@ -81,7 +81,7 @@ def script(end_delay: float) -> dict[str, Any]:
 
 
 def run_to_pipe(command: list[str], env: dict[str, str]) -> None:
-    subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
+    subprocess.run(command, env=env, capture_output=True, check=True)
 
 
 def run_on_terminal(command: list[str], env: dict[str, str]) -> None:
