@@ -18,10 +18,14 @@ Runs are interleaved round by round; figures are medians.
 
 Targets: the return gap <= 10 ms in every case; worktree isolation (worktree and sandbox
 together) adds <= 20 ms to the launch and to the return (medians, isolated minus not).
+And what must not regress (issue 30): the peak memory of the ``wave-ls run`` process
+(<= 80 MB, ``ru_maxrss``), the main agent's first request (<= 30 KB; Claude Code 2.1 sends
+78.3 KB) and a subagent's first request (<= 7 KB; Claude Code 8.7 KB), as JSON bytes.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import select
@@ -48,6 +52,10 @@ from common import (
 
 GAP_TARGET_MS = 10.0
 ISOLATION_TARGET_MS = 20.0
+PEAK_MB_TARGET = 80.0
+MAIN_REQUEST_KB_TARGET = 30.0
+SUBAGENT_REQUEST_KB_TARGET = 7.0
+CLAUDE_CODE_KB = {"main": 78.3, "subagent": 8.7}
 LAGGING_BODY_SECONDS = 0.04
 HELPER_SYSTEM = "bench helper"
 
@@ -80,8 +88,18 @@ def script(end_delay: float) -> dict[str, Any]:
     return model_script(routes)
 
 
+PEAKS_MB: list[float] = []  # ru_maxrss of each wave-ls run to a pipe
+REQUEST_KB: dict[str, float] = {}  # the first request's JSON size, main agent and subagent
+
+
 def run_to_pipe(command: list[str], env: dict[str, str]) -> None:
-    subprocess.run(command, env=env, capture_output=True, check=True)
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert process.stdout is not None
+    process.stdout.read()  # to its end: the process has closed it
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    assert process.returncode == 0, process.returncode
+    PEAKS_MB.append(usage.ru_maxrss / 1024)  # KiB on Linux
 
 
 def run_on_terminal(command: list[str], env: dict[str, str]) -> None:
@@ -111,6 +129,8 @@ def one_run(
     command += ["--permission-mode", "bypassPermissions", prompt]
     (run_on_terminal if terminal else run_to_pipe)(command, env)
     main_first, sub_first, sub_last, main_next = model.records()
+    for who, record in (("main", main_first), ("subagent", sub_first)):
+        REQUEST_KB[who] = len(json.dumps(record["body"]).encode()) / 1000
     launch = sub_first["time"] - main_first["done_time"]
     back = main_next["time"] - sub_last["done_time"]
     return launch * 1000, back * 1000
@@ -157,6 +177,12 @@ def main() -> None:
                         "ms",
                         ISOLATION_TARGET_MS,
                     )
+    heading("what must not regress")
+    met &= figure("peak memory of wave-ls run (max)", max(PEAKS_MB), "MB", PEAK_MB_TARGET)
+    for who, target in (("main", MAIN_REQUEST_KB_TARGET), ("subagent", SUBAGENT_REQUEST_KB_TARGET)):
+        label = f"first request of the {'main agent' if who == 'main' else 'subagent'}"
+        met &= figure(label, REQUEST_KB[who], "KB", target)
+        note(f"Claude Code 2.1: {CLAUDE_CODE_KB[who]} KB")
     print("\nall targets met" if met else "\nsome targets missed")
 
 
