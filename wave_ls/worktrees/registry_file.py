@@ -9,6 +9,11 @@ half of one. A new worktree's record is written by a background thread
 here first waits for the pending writes, so nobody ever sees a record missing that was
 asked for. The folder lies under ``.wave/worktrees/``, which ``info/exclude`` hides from
 ``git status``; a name never starts with ``.``, so it cannot collide with a worktree.
+
+Each record carries a seal (``runtime/record_seal.py``, keyed by ``~/.wave/record.key``): a
+record without a valid one (committed in a repository, written by a model, or by a wave-ls
+before the seals) is not wave-ls's and is read as absent, so it never makes a Remove click
+run a ``WorktreeRemove`` hook on a path it names.
 """
 
 from __future__ import annotations
@@ -25,10 +30,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime import record_seal
+from wave_ls.runtime.git_index import read_regular_file
+from wave_ls.runtime.trust import record_purpose
+
 log = logging.getLogger(__name__)
 
 REGISTRY_DIR = Path(".wave") / "worktrees" / ".registry"
 VERSION = 1
+MAX_RECORD_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -81,13 +91,27 @@ def record_path(project: Path, name: str) -> Path:
 
 def write_record(project: Path, record: WorktreeRecord) -> None:
     """Write ``record`` atomically; a failure is logged, never raised (it is bookkeeping)."""
-    target = record_path(project, record.name)
+    sealed = _sealed(record)
+    if sealed is not None:
+        _write(project, record.name, sealed)
+
+
+def _sealed(record: WorktreeRecord) -> dict[str, Any] | None:
+    try:
+        return record_seal.seal(record.to_json(), Path.home(), record_purpose(record.name))
+    except OSError as error:
+        log.warning("cannot record worktree %s: no sealing key (%s)", record.name, error)
+        return None
+
+
+def _write(project: Path, name: str, sealed: dict[str, Any]) -> None:
+    target = record_path(project, name)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{record.name}.", suffix=".tmp")
+        fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{name}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(record.to_json(), handle, indent=2)
+                json.dump(sealed, handle, indent=2)
                 handle.write("\n")
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -98,7 +122,7 @@ def write_record(project: Path, record: WorktreeRecord) -> None:
             raise
         _fsync_dir(target.parent)
     except OSError as error:
-        log.warning("cannot record worktree %s in %s: %s", record.name, target, error)
+        log.warning("cannot record worktree %s in %s: %s", name, target, error)
 
 
 _pending_lock = threading.Lock()
@@ -113,10 +137,13 @@ def write_record_soon(project: Path, record: WorktreeRecord) -> None:
     """
     global _writer
     target = record_path(project, record.name)
+    sealed = _sealed(record)  # here: the thread's write stays as quick as it was unsealed
+    if sealed is None:
+        return
     with _pending_lock:
         if _writer is None:
             _writer = ThreadPoolExecutor(1, thread_name_prefix="wave-worktree-registry")
-        future = _writer.submit(write_record, project, record)
+        future = _writer.submit(_write, project, record.name, sealed)
         _pending[target] = future
     future.add_done_callback(lambda done: _forget(target, done))
 
@@ -155,11 +182,20 @@ def read_record(project: Path, name: str) -> WorktreeRecord | None:
 
 
 def _read(path: Path) -> WorktreeRecord | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return WorktreeRecord.from_json(data)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return None
+    raw = read_regular_file(path, MAX_RECORD_BYTES)  # a FIFO planted here must not hang us
+    if raw is None:
+        log.warning("ignoring worktree record %s: not a regular file of a sane size", path)
+        return None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            raise TypeError("not a JSON object")
+        if not record_seal.is_sealed(data, Path.home(), record_purpose(path.stem)):
+            log.warning("ignoring worktree record %s: not written by wave-ls (no valid seal)", path)
+            return None
+        return WorktreeRecord.from_json(data)
     except (OSError, ValueError, KeyError, TypeError) as error:
         log.warning("ignoring unreadable worktree record %s: %s", path, error)
         return None
