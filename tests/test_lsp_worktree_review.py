@@ -227,3 +227,26 @@ async def test_a_running_subagents_worktree_cannot_be_removed(
         await client.request("wave/session/close", {"sessionId": sid})
         # Stopped with nothing changed: the run's own rule removed it.
         await wait_for(lambda: not Path(entry["path"]).exists(), 10, "the worktree to go")
+
+
+async def test_a_git_failure_in_diff_is_an_internal_error_with_gits_message(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    # issue 25 point 4: the error was pygls's "Error code should be in range" ValueError.
+    async with wave_client(env_for("git", home, tmp_path)) as client:
+        sid, worktree = await session_in_worktree(client, project, "broken")
+        make_changes(worktree)
+        objects = project / ".git" / "objects"
+        for pack in (objects / "pack").iterdir():
+            pack.unlink()
+        for folder in objects.iterdir():
+            if len(folder.name) == 2:
+                for loose in folder.iterdir():
+                    loose.unlink()
+
+        error = await request_error(client, "wave/worktrees/diff", {"path": str(worktree)})
+
+        assert error.code == -32603
+        assert str(error).startswith("wave/worktrees/diff: ")
+        assert "git" in str(error) and "Error code" not in str(error)
+        await client.request("wave/session/close", {"sessionId": sid})

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import absolute_path, existing_dir, field, require_object, required_str
@@ -15,8 +15,6 @@ from wave_ls.server.params import absolute_path, existing_dir, field, require_ob
 WORKTREES_LIST = "wave/worktrees/list"
 WORKTREES_DIFF = "wave/worktrees/diff"
 WORKTREES_REMOVE = "wave/worktrees/remove"
-# A git failure while reading a worktree (an internal error, not the client's fault).
-GIT_FAILED_CODE = -32603
 
 
 def register(server: WaveServer) -> None:
@@ -43,7 +41,9 @@ def register(server: WaveServer) -> None:
         try:
             return await asyncio.to_thread(review)
         except WorktreeError as error:
-            raise JsonRpcServerError(f"{WORKTREES_DIFF}: {error}", GIT_FAILED_CODE) from error
+            # A git failure is an internal error (-32603), not the client's fault; pygls's
+            # JsonRpcServerError takes only -32099..-32000.
+            raise JsonRpcInternalError(f"{WORKTREES_DIFF}: {error}") from error
 
     @server.feature(WORKTREES_REMOVE)
     async def worktrees_remove(ls: WaveServer, params: Any) -> dict[str, Any]:
