@@ -4,6 +4,11 @@
 parameter; ``memory`` and ``skills`` text of its system prompt (and, for ``memory``, its
 folder and the file tools to keep it); ``hooks`` the ``AgentHooks`` of its tool calls.
 ``background`` and ``color`` are read by the ``Agent`` tool.
+
+Workspace trust (``runtime/trust.py``): the ``hooks`` of a project agent file the folder's
+git repository tracks, and its ``permissionMode`` when looser than the session's, apply only
+once the user trusts the folder; until then the agent runs without those hooks, in the
+session's mode (``trusted_hooks``, ``trusted_mode``).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.agents import AgentDefinition
+from wave_ls.runtime import trust
 from wave_ls.runtime.memory import agent_memory_dir, agent_memory_prompt, prepare_agent_memory
 from wave_ls.runtime.tools.skill import preloaded_skills
 from wave_ls.subagents.hooks import AgentHooks, parse_agent_hooks
@@ -60,15 +66,44 @@ def agent_params(parent: Mapping[str, Any], definition: AgentDefinition) -> dict
 
 
 def agent_hooks(
-    definition: AgentDefinition, project: Path, session_id: str, agent_id: str
+    definition: AgentDefinition,
+    project: Path,
+    session_id: str,
+    agent_id: str,
+    home: Path | None = None,
 ) -> AgentHooks | None:
-    """The run's ``AgentHooks``, or None when the definition has none."""
+    """The run's ``AgentHooks``, or None when the definition has none (or the folder's
+    trust holds them back: ``home`` given)."""
     if not definition.hooks:
+        return None
+    if home is not None and not trusted_hooks(definition, home):
         return None
     hooks = parse_agent_hooks(definition.hooks, definition.path or Path(definition.name))
     if not any(hooks.values()):
         return None
     return AgentHooks(hooks, project, session_id, agent_id, definition.name)
+
+
+def _held_back(definition: AgentDefinition, home: Path) -> bool:
+    """A project agent file git tracks, in a folder the user has not trusted."""
+    path = definition.path
+    if definition.source != "project" or path is None:
+        return False
+    return trust.from_repository(path) and not trust.is_trusted(path.parent, home)
+
+
+def trusted_hooks(definition: AgentDefinition, home: Path) -> bool:
+    """Whether the definition's frontmatter ``hooks`` may run."""
+    return not definition.hooks or not _held_back(definition, home)
+
+
+def trusted_mode(definition: AgentDefinition, session_mode: str, home: Path) -> str | None:
+    """The definition's ``permissionMode`` as trust lets it apply: None (the session's mode)
+    when it is looser than ``session_mode`` and held back."""
+    mode = definition.permission_mode
+    if mode is None or not trust.looser_mode(mode, session_mode):
+        return mode
+    return None if _held_back(definition, home) else mode
 
 
 def mcp_only_note(definition: AgentDefinition, granted: Collection[str]) -> str | None:

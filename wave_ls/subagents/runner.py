@@ -52,7 +52,13 @@ from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
-from wave_ls.subagents.claude_keys import agent_hooks, agent_params, agent_start, mcp_only_note
+from wave_ls.subagents.claude_keys import (
+    agent_hooks,
+    agent_params,
+    agent_start,
+    mcp_only_note,
+    trusted_mode,
+)
 from wave_ls.subagents.hooks import AgentHooks
 from wave_ls.subagents.models import subagent_model
 from wave_ls.subagents.record import DelegationRecord
@@ -146,7 +152,7 @@ def subagent_config(
         model=model or subagent_model(host, definition).model,
         tools=tools,
         permission_mode=subagent_permission_mode(
-            parent.permission_mode, definition.permission_mode
+            parent.permission_mode, trusted_mode(definition, parent.permission_mode, home)
         ),
         params=agent_params(parent.params, definition),
         context_reminder=(lambda: None)
@@ -274,7 +280,9 @@ async def run_delegation(
 
     hooks = None
     if delegation.definition is not None:
-        hooks = agent_hooks(delegation.definition, host.memory_cwd, ctx.session_id, instance_id)
+        hooks = agent_hooks(
+            delegation.definition, host.memory_cwd, ctx.session_id, instance_id, host.home
+        )
         config.tool_hooks = hooks
     bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
     # Its requests name the block they come from: the delegation's own, or the run's.
