@@ -3,7 +3,8 @@
 ``initialize`` advertises ``loadSession``, session listing and the prompt content taken
 (text, resource links, embedded resources); ``session/new`` and ``session/load`` open a
 session (its modes are the four permission modes); ``session/prompt`` runs one turn and
-answers with its stop reason once every update of the turn has been sent;
+answers with its stop reason once every update of the turn has been sent (the first
+prompt of a session in a folder that needs a trust decision asks it first: ``trust.py``);
 ``session/cancel`` stops it; ``session/set_mode`` switches the permission mode.
 """
 
@@ -42,6 +43,13 @@ from wave_ls.acp.history import replay
 from wave_ls.acp.outbox import Outbox
 from wave_ls.acp.permissions import AcpPermissionAsker
 from wave_ls.acp.prompt import prompt_message
+from wave_ls.acp.trust import (
+    TRUST_COMMAND,
+    TrustAsker,
+    decided_text,
+    is_trust_command,
+    notice_text,
+)
 from wave_ls.acp.updates import SessionUpdates
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
@@ -80,6 +88,8 @@ class LiveSession:
     commands: CommandsAnnouncer
     prompts: set[asyncio.Task[Any]] = field(default_factory=set)  # turns of pending prompts
     ignored_mcp: list[str] = field(default_factory=list)
+    trust_settled: bool = False  # asked (or no need), and said what is held back
+    offer_trust: bool = False  # something is held back: ``/trust`` is offered
 
 
 def mode_state(current: str) -> SessionModeState:
@@ -113,6 +123,7 @@ class WaveAgent:
         self._registry: AgentRegistry | None = None
         self._conn: Client | None = None
         self._outbox: Outbox | None = None
+        self._trust_lock = asyncio.Lock()  # one trust question at a time per connection
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
@@ -236,8 +247,19 @@ class WaveAgent:
 
         live = self._live(session_id, "session/prompt")
         message = prompt_message(prompt, live.session.cwd, live.commands.names)
-        turn = run_task(  # awaited below, which handles its failure
-            live.session.send(message.text, supplied_files=message.supplied_files),
+
+        async def trusted_then_sent() -> Any:
+            if is_trust_command(message.text, live.commands.names):
+                await self._settle_trust(live, again=True)
+                live.trust_settled = True
+                return None
+            if not live.trust_settled:
+                await self._settle_trust(live)
+                live.trust_settled = True
+            return await live.session.send(message.text, supplied_files=message.supplied_files)
+
+        turn = run_task(  # awaited below, which handles its failure; cancel stops either part
+            trusted_then_sent(),
             f"acp-prompt-{session_id}",
             log_failure=False,
         )
@@ -258,6 +280,8 @@ class WaveAgent:
         if error is not None:
             raise error
         result = turn.result()
+        if result is None:  # /trust: answered without a turn
+            return PromptResponse(stop_reason="end_turn")
         if result.status == "cancelled":
             return PromptResponse(stop_reason="cancelled")
         if result.status == "failed":
@@ -287,6 +311,35 @@ class WaveAgent:
             await self._outbox.close()
 
     # ------------------------------------------------------------------ helpers
+
+    async def _settle_trust(self, live: LiveSession, again: bool = False) -> None:
+        """Ask whether to trust the session's folder if it needs a decision (``again``: if
+        anything is held back or was decided); then say what is held back while it is not
+        trusted (``again``: the outcome, whatever it is)."""
+        from wave_ls.runtime.trust import set_trust, trust_status
+
+        folder, session_id = live.session.cwd, live.session.id
+        async with self._trust_lock:  # another session of the folder may be asking
+            try:
+                status = await asyncio.to_thread(trust_status, folder, self.home)
+                decided = status.decision is not None or bool(status.held_back)
+                if status.needs_decision or (again and decided):
+                    asker = TrustAsker(self.conn.request_permission, self.outbox)
+                    answer = await asker.ask(session_id, status)
+                    if answer is not None:
+                        status = await asyncio.to_thread(set_trust, folder, self.home, answer)
+            except Exception:  # a broken folder must not end the session
+                log.exception("session %s: the trust of %s was not settled", session_id, folder)
+                return
+        held = not status.trusted and bool(status.held_back)
+        if again:
+            self.outbox.put_text(session_id, decided_text(status))
+        elif held:
+            self.outbox.put_text(session_id, notice_text(status))
+        offer = held or status.decision is not None
+        if offer != live.offer_trust:
+            live.offer_trust = offer
+            live.commands.announce()
 
     def _live(self, session_id: str, method: str) -> LiveSession:
         live = self.sessions.get(session_id)
@@ -340,7 +393,12 @@ class WaveAgent:
             messages=messages,
             catalog=lambda: self.registry.load(cwd),
         )
-        commands = CommandsAnnouncer(session_id, self.outbox, lambda: self.registry.load(cwd))
+        commands = CommandsAnnouncer(
+            session_id,
+            self.outbox,
+            lambda: self.registry.load(cwd),
+            own=lambda: [TRUST_COMMAND] if live.offer_trust else [],
+        )
         live = LiveSession(session, updates, commands)
         self.sessions[session_id] = live
         return live

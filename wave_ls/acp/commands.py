@@ -4,7 +4,8 @@ One command per subagent, named exactly as the subagent; running it (``/<name> <
 sends the task as an ``[@agent:<name>]`` mention (``prompt.py``). The list is sent after
 ``session/new`` and ``session/load``, and again whenever it changes: agent files are
 re-read every ``POLL_SECONDS`` (``AgentRegistry.load`` only stats them when nothing
-changed) and after every turn.
+changed) and after every turn. Commands of the agent's own (``/trust``, see ``trust.py``)
+follow the subagents, unless a subagent has their name.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from acp.helpers import update_available_commands
 from acp.schema import AvailableCommand, AvailableCommandInput, UnstructuredCommandInput
@@ -48,11 +49,16 @@ class CommandsAnnouncer:
     """Keeps one session's client up to date with its subagents."""
 
     def __init__(
-        self, session_id: str, outbox: Outbox, catalog: Callable[[], AgentCatalog]
+        self,
+        session_id: str,
+        outbox: Outbox,
+        catalog: Callable[[], AgentCatalog],
+        own: Callable[[], Sequence[AvailableCommand]] = tuple,
     ) -> None:
         self.session_id = session_id
         self.outbox = outbox
         self.catalog = catalog
+        self.own = own  # the agent's own commands offered now
         self.sent: list[AvailableCommand] | None = None
         self.names: frozenset[str] = frozenset()
         self._watcher: asyncio.Task[None] | None = None
@@ -66,9 +72,11 @@ class CommandsAnnouncer:
             log.exception("session %s: the subagents could not be listed", self.session_id)
             return
         commands = commands_of(catalog)
+        names = frozenset(command.name for command in commands)
+        commands += [command for command in self.own() if command.name not in names]
         if commands != self.sent:
             self.sent = commands
-            self.names = frozenset(command.name for command in commands)
+            self.names = names  # the subagents' (a message starting /<name> mentions one)
             self.outbox.put(self.session_id, update_available_commands(commands))
 
     def announce(self) -> None:
