@@ -24,6 +24,7 @@ def bad_options(tmp_path: Path) -> dict[str, tuple[dict[str, Any], str]]:
         "log-level-not-text": ({"logLevel": 3}, "logLevel must be a string"),
         "permission-mode": ({"permissionMode": "yolo"}, "permissionMode 'yolo'"),
         "not-an-object": ([1, 2], "must be an object"),  # type: ignore[dict-item]
+        "model-too-long": ({"model": "m" * 100_000}, "a model id has at most 1,024"),
     }
 
 
@@ -34,6 +35,7 @@ CASES = [
     "log-level-not-text",
     "permission-mode",
     "not-an-object",
+    "model-too-long",
 ]
 
 

@@ -59,3 +59,24 @@ async def test_a_cursor_outside_the_text_is_invalid_params(home: Path) -> None:
         with pytest.raises(JsonRpcException) as raised:
             await client.request("wave/chatInput/completion", {"text": "@Ex", "cursor": 4})
         assert raised.value.code == -32602
+
+
+async def test_a_model_id_over_the_limit_is_invalid_params(home: Path, project: Path) -> None:
+    # issue 25 point 4: a 10 MB model was kept and sent with every model request.
+    huge = "m" * 10_000_000
+    async with wave_client(server_env(home)) as client:
+        with pytest.raises(JsonRpcException) as raised:
+            await client.request("wave/session/new", {"cwd": str(project), "model": huge})
+        assert raised.value.code == -32602 and "at most 1,024" in str(raised.value)
+        assert len(str(raised.value)) < 2000
+        sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        with pytest.raises(JsonRpcException) as raised:
+            await client.request("wave/session/configure", {"sessionId": sid, "model": huge})
+        assert raised.value.code == -32602 and "'model'" in str(raised.value)
+        kept = await client.request("wave/session/configure", {"sessionId": sid})
+        assert kept["model"] != huge
+        longest = "m" * 1024
+        changed = await client.request(
+            "wave/session/configure", {"sessionId": sid, "model": longest}
+        )
+        assert changed["model"] == longest

@@ -12,6 +12,7 @@ from typing import Any
 
 from wave_ls.runtime.core import PERMISSION_MODES, PermissionMode
 from wave_ls.runtime.settings import RETRIES_RULE, TIMEOUT_RULE, check_retries, check_timeout
+from wave_ls.server.params import MAX_MODEL_CHARS
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,12 @@ def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[
             problems.append(
                 f"initializationOptions.permissionMode {value!r} is not one of {allowed}; "
                 "using 'default'"
+            )
+            continue
+        if key == "model" and len(value) > MAX_MODEL_CHARS:
+            problems.append(
+                f"initializationOptions.model is {len(value):,} characters long; a model id "
+                f"has at most {MAX_MODEL_CHARS:,}; ignored"
             )
             continue
         values[key] = value

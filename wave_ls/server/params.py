@@ -10,6 +10,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 T = TypeVar("T")
 # Linux's PATH_MAX: no longer path can be opened.
 MAX_PATH_CHARS = 4096
+# A model id is sent with every model request: a name, or at most a model file's path.
+MAX_MODEL_CHARS = 1024
 
 
 def require_object(params: Any, method: str) -> dict[str, Any]:
@@ -36,6 +38,17 @@ def field(
 def required_str(params: dict[str, Any], name: str, method: str) -> str:
     value = field(params, name, str, method, required=True)
     assert value is not None
+    return value
+
+
+def model_param(params: dict[str, Any], method: str) -> str | None:
+    """``params.model`` when given: text of at most ``MAX_MODEL_CHARS``, else InvalidParams."""
+    value = field(params, "model", str, method)
+    if value is not None and len(value) > MAX_MODEL_CHARS:
+        raise JsonRpcInvalidParams(
+            f"{method}: 'model' is {len(value):,} characters long; a model id has at most "
+            f"{MAX_MODEL_CHARS:,}"
+        )
     return value
 
 

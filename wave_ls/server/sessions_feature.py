@@ -20,6 +20,7 @@ from wave_ls.server.params import (
     absolute_path,
     existing_dir,
     field,
+    model_param,
     require_object,
     required_str,
 )
@@ -87,7 +88,7 @@ def register(server: WaveServer) -> None:
         p = require_object(params, SESSION_NEW)
         chosen_mode = permission_mode_param(p, SESSION_NEW)
         mode = chosen_mode or ls.settings.permission_mode
-        model = field(p, "model", str, SESSION_NEW)
+        model = model_param(p, SESSION_NEW)
         cwd_text = field(p, "cwd", str, SESSION_NEW)
         resume_id = field(p, "sessionId", str, SESSION_NEW)
         worktree = field(p, "worktree", str, SESSION_NEW)
@@ -208,7 +209,7 @@ def register(server: WaveServer) -> None:
             required_str(p, "sessionId", SESSION_CONFIGURE), SESSION_CONFIGURE
         )
         mode = permission_mode_param(p, SESSION_CONFIGURE)
-        model = field(p, "model", str, SESSION_CONFIGURE)
+        model = model_param(p, SESSION_CONFIGURE)
         if model is not None and not model.strip():
             raise JsonRpcInvalidParams(f"{SESSION_CONFIGURE}: 'model' must not be empty")
         mode_now, model_now = session.configure(permission_mode=mode, model=model)
