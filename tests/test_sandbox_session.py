@@ -24,6 +24,7 @@ from wave_ls.runtime.core import PermissionDecision, PermissionRequest
 from wave_ls.runtime.permissions import decide
 from wave_ls.runtime.sandbox.landlock import abi_version
 from wave_ls.runtime.sandbox.settings import parse_sandbox_settings
+from wave_ls.runtime.trust import set_trust
 from wave_ls.worktrees.sandboxing import load_sandbox_settings, session_writable
 
 needs_landlock = pytest.mark.skipif(abi_version() < 1, reason="no Landlock")
@@ -117,6 +118,7 @@ async def test_sandboxed_session_over_lsp(
     settings_file(project, {"sandbox": {"allowWrite": ["../shared"]}}, "settings.local.json")
     git(project, "add", "-A")
     git(project, "commit", "-qm", "settings")
+    set_trust(project, home, True)  # committed settings apply once the user trusts the folder
     commands = [
         "echo a > in-project.txt && git add in-project.txt && git commit -qm a && echo committed",
         f"echo b > {shared}/s.txt && echo shared-ok",

@@ -12,8 +12,10 @@ file are used (each once). ``~`` is the home folder; a relative path is relative
 project folder. An entry that would open the whole machine or the home folder itself
 (``/``, ``~``, or a folder above the home folder) is refused with a warning: it would make
 the sandbox meaningless; so is an entry outside the project in the project's committed
-``.wave/settings.json`` (a repository must not open the user's files to commands that run
-without asking: only ``~/.wave/settings.json`` and ``.wave/settings.local.json`` can).
+``.wave/settings.json`` or in a git-tracked ``.wave/settings.local.json`` (a repository must
+not open the user's files to commands that run without asking: only ``~/.wave/settings.json``
+and an untracked ``.wave/settings.local.json`` can). Before the user trusts the folder, a
+tracked file's ``sandbox`` does not reach here at all (``load_layers``).
 Wrong shapes give a warning and are ignored.
 """
 
@@ -43,7 +45,8 @@ def read_sandbox_settings(project_dir: Path, home: Path) -> SandboxSettings:
     ``warnings``)."""
     layers, problems = load_layers(project_dir, home)
     parsed = [(layer.path, layer.data) for layer in layers]
-    settings = parse_sandbox_settings(parsed, project_dir, home)
+    committed = [layer.path for layer in layers if layer.from_repository]
+    settings = parse_sandbox_settings(parsed, project_dir, home, committed)
     settings.warnings[:0] = problems
     for warning in settings.warnings:
         log.warning("%s", warning)
@@ -51,15 +54,20 @@ def read_sandbox_settings(project_dir: Path, home: Path) -> SandboxSettings:
 
 
 def parse_sandbox_settings(
-    layers: Sequence[tuple[Path, dict[str, Any]]], project_dir: Path, home: Path
+    layers: Sequence[tuple[Path, dict[str, Any]]],
+    project_dir: Path,
+    home: Path,
+    committed: Sequence[Path] = (),
 ) -> SandboxSettings:
-    """Merge the ``sandbox`` objects of parsed settings files, most specific first."""
+    """Merge the ``sandbox`` objects of parsed settings files, most specific first;
+    ``committed``: the files git tracks (a trusted repository's), besides the project's
+    ``.wave/settings.json``."""
     settings = SandboxSettings()
     enabled: bool | None = None
     home_real = Path(os.path.realpath(home))
     project_real = Path(os.path.realpath(project_dir))
-    # The one file a repository brings with it: it may not open writes outside itself.
-    committed = project_dir / ".wave" / "settings.json"
+    # The files a repository brings with it: they may not open writes outside itself.
+    repository_files = {project_dir / ".wave" / "settings.json", *committed}
     for path, data in layers:
         section = data.get("sandbox")
         if section is None:
@@ -85,7 +93,7 @@ def parse_sandbox_settings(
                 )
                 continue
             target = _resolve(entry.strip(), project_dir, home)
-            if path == committed and not _inside(target, project_real):
+            if path in repository_files and not _inside(target, project_real):
                 settings.warnings.append(
                     f"{path}: sandbox.allowWrite {entry!r} is outside the project; a "
                     "repository's own settings cannot open it (put it in ~/.wave/settings.json "
