@@ -613,3 +613,38 @@ async def test_new_subagent_command_writes_a_template_that_loads(home: Path, pro
         listed = await client.request("wave/agents/list", {"cwd": str(project)})
         mine = next(a for a in listed["agents"] if a["name"] == "mine")
         assert mine["source"] == "user" and mine["description"] == "a: b"
+
+
+async def test_new_subagent_writes_only_inside_a_workspace_folder(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    # issue 25 point 4: it wrote <folder>/.wave/agents/<name>.md in any folder given.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    linked = project / "linked"
+    linked.mkdir()
+    (linked / ".wave").symlink_to(outside)
+    refused = [
+        [str(outside), "stray"],
+        ["../outside", "stray"],
+        [{"folder": uri_of(outside), "name": "stray"}],
+        [str(linked), "stray"],  # its .wave is a link out of the workspace
+    ]
+    async with wave_client(server_env(home), root=project) as client:
+        for arguments in refused:
+            with pytest.raises(Exception, match="outside the workspace folders") as raised:
+                await client.workspace_execute_command_async(
+                    types.ExecuteCommandParams("wave-ls.newSubagent", arguments)
+                )
+            assert str(project) in str(raised.value)
+        inside = await client.workspace_execute_command_async(
+            types.ExecuteCommandParams("wave-ls.newSubagent", ["packages/api", "api-helper"])
+        )
+        assert inside["path"] == str(project / "packages/api/.wave/agents/api-helper.md")
+    async with wave_client(server_env(home)) as client:  # no workspace folder declared
+        with pytest.raises(Exception, match="outside the workspace folders"):
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams("wave-ls.newSubagent", [str(project), "stray"])
+            )
+    assert list(outside.rglob("*.md")) == []
+    assert not (project / ".wave" / "agents" / "stray.md").exists()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -206,8 +207,10 @@ def register(server: WaveServer) -> None:
     def new_subagent(ls: WaveServer, *args: Any) -> dict[str, str]:
         folder, name, description = _new_subagent_args(ls, args)
         from wave_ls.agents.authoring import TemplateError, write_new_subagent
+        from wave_ls.agents.authoring.template import new_subagent_path
 
         try:
+            _check_target(ls, new_subagent_path(folder, name))
             path = write_new_subagent(folder, name, description)
         except (TemplateError, OSError) as error:
             raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {error}") from None
@@ -310,10 +313,45 @@ def _new_subagent_args(ls: WaveServer, args: tuple[Any, ...]) -> tuple[Path, str
         raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: 'description' must be a string")
     if folder and folder.startswith("file:"):
         folder = to_fs_path(folder)
-    base = Path(folder) if folder else ls.root
+    if "\0" in (folder or ""):
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: 'folder' holds a NUL character")
+    roots = workspace_folders(ls)
+    if not roots and not (folder and Path(folder).is_absolute()):
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {NO_WORKSPACE}")
+    base = Path(folder) if folder else roots[0]
     if not base.is_absolute():
-        base = ls.root / base
+        base = roots[0] / base
     return base, name.strip(), description
+
+
+NO_WORKSPACE = (
+    "the client declared no workspace folder (workspaceFolders or rootUri); a new subagent "
+    "is written only inside one, or in the user's agent directory"
+)
+
+
+def workspace_folders(ls: WaveServer) -> list[Path]:
+    """The folders the client declared (``workspaceFolders``, kept current by pygls from
+    ``workspace/didChangeWorkspaceFolders``, and ``rootUri``), first declared first."""
+    uris = [folder.uri for folder in ls.workspace.folders.values()]
+    if ls.workspace.root_uri:
+        uris.append(ls.workspace.root_uri)
+    paths = [Path(path) for uri in uris if uri.startswith("file:") and (path := to_fs_path(uri))]
+    return list(dict.fromkeys(paths))
+
+
+def _check_target(ls: WaveServer, path: Path) -> None:
+    """InvalidParams unless ``path`` goes inside a workspace folder or the user's agent
+    directory (``~/.wave/agents``, ``~/.claude/agents``), symbolic links followed."""
+    where = Path(os.path.realpath(path.parent))
+    allowed = [*workspace_folders(ls), ls.home / ".wave" / "agents", ls.home / ".claude" / "agents"]
+    if any(where.is_relative_to(os.path.realpath(root)) for root in allowed):
+        return
+    shown = ", ".join(str(root) for root in workspace_folders(ls)) or "none declared"
+    raise JsonRpcInvalidParams(
+        f"{NEW_SUBAGENT}: {path} is outside the workspace folders ({shown}) and the user's "
+        "agent directory; a new subagent is written only inside one of them"
+    )
 
 
 def _completion_item(
