@@ -51,6 +51,11 @@ export function activate(context: vscode.ExtensionContext): void {
       void vscode.window.showInformationMessage('Wave: the model is configured; the server was restarted with it.');
     }),
     vscode.commands.registerCommand('wave.newSubagent', () => newSubagent()),
+    // The user trusted the window, or added a folder to a trusted one: trust it on the server.
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.syncTrust()),
+    vscode.workspace.onDidChangeWorkspaceFolders((e) => {
+      if (e.added.length && server.state.state === 'running') void server.syncTrust();
+    }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (configuring) return;
       if (e.affectsConfiguration('wave.server') || e.affectsConfiguration('wave.baseUrl') || e.affectsConfiguration('wave.model')) {

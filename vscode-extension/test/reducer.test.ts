@@ -1,7 +1,7 @@
 // The reducer: wave/session/update notifications and $/progress -> the chat's view state.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { initialChat, reduce, runningSubagents, type ChatAction, type ChatState, type ToolItem } from '../src/shared/reducer';
+import { initialChat, reduce, runningSubagents, TRUSTED_NOTICE, type ChatAction, type ChatState, type ToolItem } from '../src/shared/reducer';
 import type { SessionUpdate } from '../src/shared/wire';
 
 type UpdateBody = SessionUpdate extends infer U ? (U extends SessionUpdate ? Omit<U, 'sessionId'> : never) : never;
@@ -159,5 +159,32 @@ describe('turns, prompts and usage', () => {
   test('the same actions give the same state (host and webview agree)', () => {
     const actions: ChatAction[] = [up({ kind: 'assistantDelta', delta: 'a' }), { type: 'notice', text: 'n', tone: 'info' }];
     assert.deepEqual(run(actions), run(actions));
+  });
+});
+
+describe('workspace trust (issue 25)', () => {
+  const held = { root: '/w', decision: null, needsDecision: true, heldBack: [{ kind: 'hooks', path: '/w/.wave/settings.json', detail: "'hooks' in a committed settings file" }] };
+
+  test('what is held back is one notice, kept through a history reload, replaced by the next', () => {
+    let s = run([up({ kind: 'workspaceTrust', trusted: false, ...held })]);
+    assert.deepEqual(s.trust, { root: '/w', decision: null, heldBack: held.heldBack });
+    assert.equal(s.items.length, 0, 'not a transcript item: one notice above it');
+    s = run([{ type: 'history', messages: [{ role: 'user', content: 'hi' }] }], s);
+    assert.equal(s.trust?.heldBack.length, 1, 'a resumed history keeps it');
+    const refused = { ...held, decision: false, needsDecision: false };
+    s = run([up({ kind: 'workspaceTrust', trusted: false, ...refused })], s);
+    assert.equal(s.trust?.decision, false);
+  });
+
+  test('trusting lifts it and says so once; a trusted folder with nothing shown stays quiet', () => {
+    let s = run([up({ kind: 'workspaceTrust', trusted: false, ...held })]);
+    s = run([up({ kind: 'workspaceTrust', root: '/w', trusted: true, decision: true, needsDecision: false, heldBack: [] })], s);
+    assert.equal(s.trust, undefined);
+    assert.deepEqual(summary(s), [`notice:${TRUSTED_NOTICE}`]);
+    s = run([up({ kind: 'workspaceTrust', root: '/w', trusted: true, decision: true, needsDecision: false, heldBack: [] })], s);
+    assert.equal(s.items.length, 1, 'not twice');
+    const quiet = run([up({ kind: 'workspaceTrust', root: '/w', trusted: true, decision: true, needsDecision: false, heldBack: [] })]);
+    assert.equal(quiet.items.length, 0);
+    assert.equal(quiet.trust, undefined);
   });
 });

@@ -21,3 +21,11 @@ test('then the first folder with a .venv, then PATH', () => {
   const none = discoverServer({ ...base, isExecutable: () => false });
   assert.equal(none.found, false);
 });
+
+test('in Restricted Mode a workspace .venv is not run (a cloned repository could ship it)', () => {
+  const exe = new Set(['/w1/.venv/bin/wave-ls', '/opt/bin/wave-ls']);
+  assert.deepEqual(discoverServer({ ...base, workspaceTrusted: false, isExecutable: (f) => exe.has(f) }), { found: true, command: '/opt/bin/wave-ls', source: 'path' });
+  const none = discoverServer({ ...base, workspaceTrusted: false, isExecutable: (f) => f === '/w1/.venv/bin/wave-ls' });
+  assert.match(!none.found ? none.reason : '', /only once the workspace is trusted/);
+  assert.deepEqual(discoverServer({ ...base, workspaceTrusted: true, isExecutable: (f) => exe.has(f) }), { found: true, command: '/w1/.venv/bin/wave-ls', source: 'venv' });
+});

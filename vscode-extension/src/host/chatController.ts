@@ -18,6 +18,7 @@ import type {
   PermissionRequestParams,
   SendResult,
   SessionSummary,
+  SessionUpdate,
   TaskInfo,
   WireMessage,
 } from '../shared/wire';
@@ -56,6 +57,8 @@ export class ChatController implements vscode.Disposable {
   private view: ChatView | undefined;
   private promptSeq = 0;
   private readonly toolSessions = new Map<string, string>();
+  /** `workspaceTrust` of a session whose `wave/session/new` has not answered yet. */
+  private readonly earlyTrust = new Map<string, SessionUpdate>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly changed = new vscode.EventEmitter<void>();
   /** Any chat's state changed (status bar, tasks view). */
@@ -70,6 +73,7 @@ export class ChatController implements vscode.Disposable {
     this.disposables.push(
       server.onUpdate((u) => {
         if (u.kind === 'toolBlock' && u.name === 'Agent') this.toolSessions.set(u.toolCallId, u.sessionId);
+        if (u.kind === 'workspaceTrust' && !this.chats.has(u.sessionId)) this.earlyTrust.set(u.sessionId, u);
         this.dispatch(u.sessionId, { type: 'update', update: u });
         if (u.kind === 'turnEnded') void this.refreshSessions();
       }),
@@ -168,7 +172,12 @@ export class ChatController implements vscode.Disposable {
         return openLink(message.href, this.activeFolder());
       case 'command':
         await vscode.commands.executeCommand(
-          { configureModel: 'wave.configureModel', restartServer: 'wave.restartServer', showLog: 'wave.showServerLog' }[message.command],
+          {
+            configureModel: 'wave.configureModel',
+            restartServer: 'wave.restartServer',
+            showLog: 'wave.showServerLog',
+            manageTrust: 'workbench.trust.manage', // VS Code's own Workspace Trust editor
+          }[message.command],
         );
         return;
       case 'metric':
@@ -246,6 +255,9 @@ export class ChatController implements vscode.Disposable {
       stale: false,
       openedAt: Date.now(),
     });
+    const early = this.earlyTrust.get(sessionId);
+    this.earlyTrust.clear();
+    if (early) this.dispatch(sessionId, { type: 'update', update: early });
     this.pendingMode = undefined;
     return sessionId;
   }

@@ -24,8 +24,10 @@ import type { PermissionAnswer, PermissionRequestParams, ProgressValue, SessionU
 import { AGENT_PROGRESS_PREFIX } from '../shared/wire';
 import { initializationOptions, readSettings } from './config';
 import { discoverServer } from './serverDiscovery';
+import { syncTrust } from './trustSync';
 
 const MAX_CRASHES = 4;
+const TRUSTED_FOLDERS_KEY = 'wave.trustedFolders';
 const CRASH_WINDOW_MS = 3 * 60 * 1000;
 
 function isExecutable(file: string): boolean {
@@ -49,6 +51,11 @@ const waveCapabilities: StaticFeature = {
   getState: () => ({ kind: 'static' }),
   clear() {},
 };
+
+/** The workspace folders on disk. */
+export function fileFolders(folders: readonly vscode.WorkspaceFolder[] = vscode.workspace.workspaceFolders ?? []): string[] {
+  return folders.filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
 
 export type PermissionHandler = (params: PermissionRequestParams, token: CancellationToken) => Promise<PermissionAnswer>;
 export type RequestHandler = (params: unknown, token: CancellationToken) => Promise<unknown>;
@@ -90,7 +97,8 @@ export class ServerConnection implements vscode.Disposable {
 
   /** The running client, starting the server first if needed; undefined if it cannot run. */
   async ready(): Promise<LanguageClient | undefined> {
-    if (this.client && this.client.state === State.Running) return this.client;
+    // While starting, the client may already run but its folders' trust is not sent yet.
+    if (this.client && this.client.state === State.Running && !this.starting) return this.client;
     if (!this.starting) this.starting = this.start(false).finally(() => (this.starting = undefined));
     return this.starting;
   }
@@ -129,6 +137,7 @@ export class ServerConnection implements vscode.Disposable {
     const found = discoverServer({
       settingPath: settings.serverPath,
       folders,
+      workspaceTrusted: vscode.workspace.isTrusted,
       pathEnv: process.env.PATH ?? '',
       platform: process.platform,
       isExecutable,
@@ -179,6 +188,7 @@ export class ServerConnection implements vscode.Disposable {
       return undefined;
     }
     this.wire(client);
+    await this.syncTrust(client); // before any session: a trusted folder never shows a notice
     this.setState({ state: 'running' });
     this.startedEmitter.fire({ restart });
     return client;
@@ -200,6 +210,19 @@ export class ServerConnection implements vscode.Disposable {
       this.permissionHandler(params, token),
     );
     client.onRequest('wave/editor/lsp', (params: unknown, token: CancellationToken) => this.editorLspHandler(params, token));
+  }
+
+  /** VS Code's workspace trust to the server (`trustSync.ts`); at start and when granted. */
+  async syncTrust(client: LanguageClient | undefined = this.client): Promise<void> {
+    if (!client) return;
+    const vouched = await syncTrust({
+      trusted: vscode.workspace.isTrusted,
+      folders: fileFolders(),
+      trustedBefore: this.context.globalState.get<string[]>(TRUSTED_FOLDERS_KEY, []),
+      send: (method, params) => client.sendRequest(method, params),
+      log: (line) => this.log.appendLine(line),
+    });
+    await this.context.globalState.update(TRUSTED_FOLDERS_KEY, vouched);
   }
 
   private async crashed(generation: number): Promise<void> {

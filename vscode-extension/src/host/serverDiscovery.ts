@@ -1,7 +1,9 @@
 /**
  * Where `wave-ls` is: the setting `wave.server.path`, else a workspace folder's
- * `.venv/bin/wave-ls`, else `wave-ls` on `PATH`. Pure (the file check is passed in) so the
- * order is tested without VS Code.
+ * `.venv/bin/wave-ls` (only in a trusted workspace: in Restricted Mode a cloned repository
+ * could ship that file), else `wave-ls` on `PATH`. Pure (the file check is passed in) so the
+ * order is tested without VS Code. In Restricted Mode VS Code itself ignores a workspace's
+ * `wave.server.path` (a restricted setting, see package.json).
  */
 
 import * as path from 'path';
@@ -10,6 +12,8 @@ export interface DiscoveryInput {
   /** The setting, `~` already expanded. */
   settingPath: string;
   folders: string[];
+  /** `vscode.workspace.isTrusted`; false: the folders' `.venv` is not used. */
+  workspaceTrusted?: boolean;
   pathEnv: string;
   platform: NodeJS.Platform;
   isExecutable: (file: string) => boolean;
@@ -31,7 +35,7 @@ export function discoverServer(input: DiscoveryInput): Discovery {
     return { found: false, reason: `wave.server.path is set to ${setting}, which is not an executable file.` };
   }
   const venvBin = input.platform === 'win32' ? path.join('.venv', 'Scripts') : path.join('.venv', 'bin');
-  for (const folder of input.folders) {
+  for (const folder of input.workspaceTrusted === false ? [] : input.folders) {
     for (const name of names) {
       const file = path.join(folder, venvBin, name);
       if (input.isExecutable(file)) return { found: true, command: file, source: 'venv' };
@@ -46,6 +50,9 @@ export function discoverServer(input: DiscoveryInput): Discovery {
   }
   return {
     found: false,
-    reason: 'wave-ls was not found: not in wave.server.path, not in a workspace .venv, not on PATH.',
+    reason:
+      input.workspaceTrusted === false
+        ? 'wave-ls was not found: not in wave.server.path, not on PATH (a workspace .venv is used only once the workspace is trusted).'
+        : 'wave-ls was not found: not in wave.server.path, not in a workspace .venv, not on PATH.',
   };
 }

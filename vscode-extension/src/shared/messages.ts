@@ -53,5 +53,5 @@ export type ViewMessage =
   | { type: 'showSessions' }
   | { type: 'stopTask'; taskId: string }
   | { type: 'openLink'; href: string }
-  | { type: 'command'; command: 'configureModel' | 'restartServer' | 'showLog' }
+  | { type: 'command'; command: 'configureModel' | 'restartServer' | 'showLog' | 'manageTrust' }
   | { type: 'metric'; name: string; ms: number };

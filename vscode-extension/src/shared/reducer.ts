@@ -9,6 +9,7 @@
 
 import type {
   AgentDetails,
+  HeldBack,
   PermissionAnswer,
   PermissionMode,
   PermissionRequestParams,
@@ -48,9 +49,19 @@ export interface PermissionItem {
 }
 export type ChatItem = UserItem | AssistantItem | NoticeItem | ToolItem | PermissionItem;
 
+/** What the folder's trust holds back, shown as one notice above the transcript. */
+export interface TrustNotice {
+  root: string;
+  /** false: the user said no (in another client); null: never asked. */
+  decision: boolean | null;
+  heldBack: HeldBack[];
+}
+
 export interface ChatState {
   sessionId: string;
   items: ChatItem[];
+  /** Set while the folder is not trusted and something is held back (`workspaceTrust`). */
+  trust?: TrustNotice;
   /** A turn is running (ours or one the server started for a background task). */
   busy: boolean;
   /** Our `wave/chat/send` is in flight: Stop can cancel it. */
@@ -182,7 +193,20 @@ function applyUpdate(state: ChatState, u: SessionUpdate): ChatState {
     }
     case 'messagesChanged':
       return state;
+    case 'workspaceTrust':
+      return applyTrust(state, u);
   }
+}
+
+export const TRUSTED_NOTICE = 'Workspace trusted: what the repository ships (hooks, sandbox settings, permission rules, MCP servers) applies from the next step.';
+
+/** One notice while something is held back; a line once trust lifts it. */
+function applyTrust(state: ChatState, u: { trusted: boolean; root: string; decision: boolean | null; heldBack: HeldBack[] }): ChatState {
+  const heldBack = Array.isArray(u.heldBack) ? u.heldBack : [];
+  if (!u.trusted && heldBack.length) return { ...state, trust: { root: u.root, decision: u.decision, heldBack } };
+  if (!state.trust) return state;
+  const { trust: _lifted, ...rest } = state;
+  return u.trusted ? addNotice(rest, TRUSTED_NOTICE, 'info') : rest;
 }
 
 function endTurn(state: ChatState, status: string, error?: string): ChatState {

@@ -103,7 +103,28 @@ export type SessionUpdate =
   | { sessionId: string; kind: 'usage'; usage: Usage; total: Usage }
   | { sessionId: string; kind: 'messagesChanged'; count: number }
   | { sessionId: string; kind: 'turnEnded'; status: string; text: string; error?: string | null }
-  | { sessionId: string; kind: 'task'; task: TaskInfo };
+  | { sessionId: string; kind: 'task'; task: TaskInfo }
+  | ({ sessionId: string; kind: 'workspaceTrust' } & WorkspaceTrust);
+
+/** One thing the folder's repository ships that waits for the user's trust. */
+export interface HeldBack {
+  /** `hooks`, `sandbox`, `permissions`, `mcpServers`, `agentHooks`, `permissionMode`, `mcpJson`, ... */
+  kind: string;
+  path: string;
+  /** One line for the user: what and why. */
+  detail: string;
+}
+
+/** `wave/workspace/status` and `wave/workspace/trust` (without `cwd`: the update). */
+export interface WorkspaceTrust {
+  cwd?: string;
+  /** Where the decision is kept: the repository root, else the folder. */
+  root: string;
+  trusted: boolean;
+  decision: boolean | null;
+  needsDecision: boolean;
+  heldBack: HeldBack[];
+}
 
 /** The value of a `$/progress` notification (LSP work-done progress). */
 export type ProgressValue =

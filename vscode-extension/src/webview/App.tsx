@@ -3,7 +3,7 @@
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { HostMessage, ServerState, SessionEntry, Snapshot } from '../shared/messages';
-import { reduce, type ChatItem, type ChatState } from '../shared/reducer';
+import { reduce, type ChatItem, type ChatState, type TrustNotice } from '../shared/reducer';
 import { parseTags, tagLabel, type Segment } from '../shared/tags';
 import { PERMISSION_MODES, type PermissionMode, type TaskInfo } from '../shared/wire';
 import { Icon, Spinner } from './icons';
@@ -209,6 +209,7 @@ export function App(): JSX.Element {
         </div>
       </header>
       <ServerBanner server={server} />
+      {chat?.trust ? <TrustBanner trust={chat.trust} /> : null}
       <div class="transcript" ref={scroller} onScroll={onScroll} onClick={onTranscriptClick}>
         {chat && chat.items.length ? <Transcript items={chat.items} cwd={folder} sessionId={chat.sessionId} scroller={scroller} /> : <EmptyState folder={folder} />}
         {busy && !chat?.items.some(isActive) ? (
@@ -293,6 +294,44 @@ function ServerBanner({ server }: { server: ServerState }): JSX.Element | null {
           Show log
         </button>
       </span>
+    </div>
+  );
+}
+
+const TRUST_SHOWN = 3;
+
+/** What the folder's trust holds back, and the way to lift it (VS Code's Workspace Trust). */
+function TrustBanner({ trust }: { trust: TrustNotice }): JSX.Element {
+  const [all, setAll] = useState(false);
+  const items = all ? trust.heldBack : trust.heldBack.slice(0, TRUST_SHOWN);
+  const inRoot = (p: string) => (p.startsWith(trust.root + '/') ? p.slice(trust.root.length + 1) : p);
+  return (
+    <div class="trust-notice" role="status" aria-label="Workspace trust">
+      <div class="trust-head">
+        <Icon name="shield" />
+        <span>
+          <strong>Restricted Mode.</strong> Wave holds back what this repository ships that could run code or loosen a rule
+          {trust.decision === false ? ' (you chose not to trust it)' : ''}:
+        </span>
+      </div>
+      <ul class="trust-list">
+        {items.map((item, i) => (
+          <li key={`${item.kind}:${item.path}:${i}`} title={item.path}>
+            <code>{inRoot(item.path)}</code> {item.detail}
+          </li>
+        ))}
+      </ul>
+      {trust.heldBack.length > TRUST_SHOWN ? (
+        <button class="link" type="button" onClick={() => setAll(!all)}>
+          {all ? 'Show fewer' : `Show all ${trust.heldBack.length}`}
+        </button>
+      ) : null}
+      <div class="trust-foot">
+        <span class="muted">Agent files, memory and rules still load. Trusting the workspace lifts this.</span>
+        <button class="btn btn-small btn-primary" type="button" onClick={() => post({ type: 'command', command: 'manageTrust' })}>
+          Manage Workspace Trust
+        </button>
+      </div>
     </div>
   );
 }
