@@ -39,6 +39,7 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.prompts import main_system_prompt
+from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.services import Services
 from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
@@ -100,6 +101,7 @@ class AgentSession:
                 )
         # The opt-in sandbox of every command (``sandbox`` in .wave/settings.json).
         self.sandbox = session_sandbox(self.cwd, home)
+        self._retired_sandboxes: list[Confinement] = []  # replaced by reload_sandbox
         self.tasks = BackgroundTasks(self.id, home)
         self.tasks.on_notice(lambda _info: self._wake_soon())
         self.worktrees = SessionWorktrees(
@@ -253,6 +255,17 @@ class AgentSession:
         ):
             await asyncio.sleep(poll)
 
+    def reload_sandbox(self) -> None:
+        """Read the ``sandbox`` settings again (a workspace-trust decision changed what
+        applies): the next tool call uses them. A replaced sandbox is closed with the
+        session, since a command may still run in it."""
+        sandbox = session_sandbox(self.cwd, self.home)
+        if self.sandbox is not None:
+            self._retired_sandboxes.append(self.sandbox)
+        self.sandbox = sandbox
+        self.conversation.config.sandbox_auto_allow = sandbox is not None
+        self.conversation.context = dataclasses.replace(self.conversation.context, sandbox=sandbox)
+
     def configure(
         self, *, permission_mode: PermissionMode | None = None, model: str | None = None
     ) -> tuple[PermissionMode, str]:
@@ -293,8 +306,9 @@ class AgentSession:
             await asyncio.wait(running)
         await self.tasks.stop_all()
         self.worktrees.close()
-        if self.sandbox is not None:
-            self.sandbox.close()
+        for sandbox in (*self._retired_sandboxes, self.sandbox):
+            if sandbox is not None:
+                sandbox.close()
         if self.transcript is not None:
             self.transcript.close()
             await asyncio.to_thread(read_summary, self.transcript.path)
