@@ -328,6 +328,7 @@ class WaveAgent:
                     answer = await asker.ask(session_id, status)
                     if answer is not None:
                         status = await asyncio.to_thread(set_trust, folder, self.home, answer)
+                        self._trust_changed(status.root)
             except Exception:  # a broken folder must not end the session
                 log.exception("session %s: the trust of %s was not settled", session_id, folder)
                 return
@@ -340,6 +341,13 @@ class WaveAgent:
         if offer != live.offer_trust:
             live.offer_trust = offer
             live.commands.announce()
+
+    def _trust_changed(self, root: Path) -> None:
+        """A decision for ``root``: its live sessions take what now applies (the sandbox is
+        the one setting a session holds; the rest is read where it is used)."""
+        for other in self.sessions.values():
+            if other.session.cwd == root or other.session.cwd.is_relative_to(root):
+                other.session.reload_sandbox()
 
     def _live(self, session_id: str, method: str) -> LiveSession:
         live = self.sessions.get(session_id)
