@@ -235,6 +235,7 @@ def create_server() -> WaveServer:
         authoring_feature,
         sessions_feature,
         tasks_feature,
+        trust_feature,
         worktrees_feature,
     )
 
@@ -242,6 +243,7 @@ def create_server() -> WaveServer:
     authoring_feature.register(server)
     sessions_feature.register(server)
     tasks_feature.register(server)
+    trust_feature.register(server)
     worktrees_feature.register(server)
     return server
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
+from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
 from wave_ls.runtime.services import Services
 from wave_ls.runtime.transcript import valid_session_id
@@ -25,6 +26,7 @@ from wave_ls.server.params import (
     required_str,
 )
 from wave_ls.server.permission_prompt import LspPermissionAsker
+from wave_ls.server.trust_feature import announce
 from wave_ls.server.updates import SessionUpdateSink
 
 if TYPE_CHECKING:  # the runtime is imported at the first session, not at start-up
@@ -116,11 +118,13 @@ def register(server: WaveServer) -> None:
                 session_id=resume_id,
                 messages=messages,
             )
+            run_task(announce(ls, session), "workspace trust of a resumed session")
             return {"sessionId": session.id, "resumed": True}
         if cwd_text is None:
             raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
         cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
         session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)
+        run_task(announce(ls, session), "workspace trust of a new session")
         if worktree is None:
             return {"sessionId": session.id}
         try:
