@@ -8,8 +8,9 @@ H.eq(0, vim.fn.exists(":WaveChat"), "no command before the plugin is added")
 vim.opt.rtp:append(plugin)
 require("wave").setup({ permission_mode = "nonsense" })
 H.eq("default", require("wave.config").get().permission_mode, "a bad option falls back")
-local commands =
-  { "WaveChat", "WaveStop", "WaveSessions", "WaveMode", "WaveTasks", "WaveWorktrees" }
+local commands = {
+  "WaveChat", "WaveStop", "WaveSessions", "WaveMode", "WaveTasks", "WaveWorktrees", "WaveTrust",
+}
 for _, name in ipairs(commands) do
   H.eq(2, vim.fn.exists(":" .. name), name)
 end
@@ -36,6 +37,8 @@ local tags = {
   "wave.setup()",
   "wave-completion",
   "wave-permissions",
+  "wave-trust",
+  ":WaveTrust",
   "wave-health",
   "wave-statusline",
 }

@@ -6,6 +6,7 @@ local config = require("wave.config")
 local mentions = require("wave.mentions")
 local render = require("wave.render")
 local Transcript = require("wave.transcript")
+local trust = require("wave.trust")
 
 local M = {}
 
@@ -21,11 +22,14 @@ local REQUEST_CANCELLED = -32800
 ---@field input_buf integer
 ---@field request_id integer? the running `wave/chat/send`
 ---@field turn_running boolean a turn runs (ours or one the server started by itself)
+---@field trust_update table? the session's last `workspaceTrust` (shown again after a reload)
 local Chat = {}
 Chat.__index = Chat
 
 ---@type table<string, wave.Chat>
 local chats = {}
+---@type table<string, table> `workspaceTrust` updates of sessions whose chat is not known yet
+local early = {}
 
 local function notify(message, level)
   vim.notify("wave: " .. message, level or vim.log.levels.INFO)
@@ -321,13 +325,11 @@ function Chat:with_session(fn, on_fail)
     end
     self.waiting = { { fn, on_fail } }
     local params = { cwd = self.root, permissionMode = self.mode, sessionId = self.resume_id }
-    client.request(c, "wave/session/new", params, function(result, err)
+    self:_open_session(c, params, function(result, err)
       local queue = self.waiting or {}
       self.waiting = nil
       if err then
         notify("could not start a session: " .. err.message, vim.log.levels.ERROR)
-      else
-        self.session_id, self.client_id, self.resume_id = result.sessionId, c.id, nil
       end
       for _, queued in ipairs(queue) do
         if err then
@@ -341,6 +343,25 @@ function Chat:with_session(fn, on_fail)
   if not started then
     on_fail()
   end
+end
+
+--- `wave/session/new` (a new or a resumed session), after the folder's trust question if
+--- it needs one; the chat takes the session, and a `workspaceTrust` that came first.
+function Chat:_open_session(c, params, on_done)
+  trust.before_session(c, self.root, function()
+    self.trust_update = nil
+    client.request(c, "wave/session/new", params, function(result, err)
+      if not err then
+        self.session_id, self.client_id, self.resume_id = result.sessionId, c.id, nil
+        local pending = early[result.sessionId]
+        early[result.sessionId] = nil
+        if pending then
+          self:on_update(pending)
+        end
+      end
+      on_done(result, err)
+    end)
+  end)
 end
 
 --- Send the input buffer's text.
@@ -422,6 +443,8 @@ function Chat:on_update(update)
     self.turn_ended = true
     self.turn_running = false
     self:refresh_winbar()
+  elseif update.kind == "workspaceTrust" then
+    self.trust_update = update
   elseif update.kind == "userMessage" or update.kind == "assistantDelta" then
     if not self.turn_running then
       self.turn_running = true
@@ -440,12 +463,11 @@ function Chat:resume(session_id)
   end
   client.with_client(self.root, function(c)
     local params = { sessionId = session_id, permissionMode = self.mode }
-    client.request(c, "wave/session/new", params, function(result, err)
+    self:_open_session(c, params, function(_, err)
       if err then
         notify("could not resume " .. session_id .. ": " .. err.message, vim.log.levels.ERROR)
         return
       end
-      self.session_id, self.client_id, self.resume_id = result.sessionId, c.id, nil
       self:_load_history(session_id, function()
         self.transcript:notice("Resumed session " .. session_id)
         self:open()
@@ -465,6 +487,9 @@ function Chat:_load_history(session_id, done)
         return
       end
       self.transcript:load(res.messages or {})
+      if self.trust_update then -- what is held back stays in view
+        self.transcript:on_update(self.trust_update)
+      end
       if done then
         done()
       end
@@ -479,6 +504,7 @@ function Chat:new_session()
     return false
   end
   self.session_id, self.resume_id, self.turn_running, self.tokens = nil, nil, false, nil
+  self.trust_update = nil
   self.transcript:reset()
   self:refresh_winbar()
   return true
@@ -531,6 +557,8 @@ client.subscribe("chat", function(event)
     local chat = M.of_session(event.params.sessionId)
     if chat and chat.client_id == event.client_id then
       chat:on_update(event.params)
+    elseif event.params.kind == "workspaceTrust" and event.params.sessionId then
+      early[event.params.sessionId] = event.params -- before the answer to wave/session/new
     end
   elseif event.type == "progress" then
     local params = event.params or {}

@@ -18,6 +18,7 @@ local function highlights()
     WaveIdle = "DiagnosticOk",
     WaveNotice = "Comment",
     WaveError = "DiagnosticError",
+    WaveTrust = "DiagnosticWarn",
     WaveToolPending = "Comment",
     WaveToolRunning = "DiagnosticWarn",
     WaveToolDone = "DiagnosticOk",
@@ -71,6 +72,9 @@ function M.register()
   command("WaveTasks", function()
     wave().tasks()
   end, { desc = "List the session's background tasks (stop one)" })
+  command("WaveTrust", function()
+    wave().trust()
+  end, { desc = "Decide whether to trust the project's own settings (hooks, sandbox, ...)" })
   command("WaveWorktrees", function()
     wave().worktrees()
   end, { desc = "List kept worktrees (diff, remove)" })

@@ -1,5 +1,5 @@
 --- `:checkhealth wave`: the server and its version, the model endpoint, the subagents the
---- project loads and the problems in their files.
+--- project loads and the problems in their files, and the project's workspace trust.
 local M = {}
 
 local health = vim.health
@@ -138,6 +138,33 @@ local function check_agents(root)
   end
 end
 
+--- The project's workspace trust, from the running server (`wave/workspace/status`).
+local function check_trust(root)
+  health.start("Workspace trust")
+  local client = require("wave.client").get(root)
+  if not client then
+    health.info("the server is not running for " .. root .. ": :WaveChat starts it")
+    return
+  end
+  local compat = require("wave.compat")
+  local response = compat.request_sync(client, "wave/workspace/status", { cwd = root }, 5000)
+  local status = response and response.result
+  if type(status) ~= "table" then
+    local err = response and response.err
+    health.warn("could not read the trust state: " .. (err and err.message or "no answer"))
+    return
+  end
+  local trust = require("wave.trust")
+  local state = ("%s: %s"):format(status.root or root, trust.describe(status))
+  if status.trusted or #(status.heldBack or {}) == 0 then
+    health.ok(state)
+    return
+  end
+  health.warn(state, vim.list_extend(trust.held_back(status), {
+    ":WaveTrust to decide (the decision is kept in ~/.wave/trust.json)",
+  }))
+end
+
 local function check_completion()
   health.start("Completion")
   health.ok("omnifunc (<C-x><C-o>) in the chat input")
@@ -155,6 +182,7 @@ function M.check()
   check_endpoint()
   if found then
     check_agents(root)
+    check_trust(root)
   end
   check_completion()
 end

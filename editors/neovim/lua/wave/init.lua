@@ -80,6 +80,13 @@ function M.tasks()
   require("wave.tasks").pick(M.chat())
 end
 
+--- `:WaveTrust`
+function M.trust()
+  local buf = vim.api.nvim_get_current_buf()
+  local chat = require("wave.chat").of_buffer(buf)
+  require("wave.trust").ask(chat and chat.root or require("wave.client").root(buf))
+end
+
 --- `:WaveWorktrees`
 function M.worktrees()
   require("wave.worktrees").pick(M.chat().root)

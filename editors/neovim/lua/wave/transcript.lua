@@ -33,6 +33,7 @@ function Transcript:_forget()
   self.agents = {} -- toolCallId -> agent state (also before its region exists)
   self.streaming = nil -- the region of the round's streaming text
   self.turn_header = false -- the "## Wave" header of the current turn was written
+  self.trust = nil -- the region of the workspace-trust notice (one per transcript)
 end
 
 --- Empty the buffer (before a resumed session's history is written).
@@ -237,6 +238,19 @@ function Transcript:_tool_block(block)
   end
 end
 
+--- The one notice saying what the folder's trust holds back (updated in place).
+function Transcript:_workspace_trust(update)
+  local text = require("wave.trust").notice_text(update)
+  local rendered = render.notice(text, update.trusted and "WaveNotice" or "WaveTrust")
+  if self.trust then
+    self:_set(self.trust, rendered)
+  elseif update.trusted then
+    return -- nothing was held back in this transcript: nothing to lift
+  else
+    self.trust = self:_append("notice", rendered)
+  end
+end
+
 function Transcript:_turn_ended(update)
   self.streaming = nil
   if update.status == "failed" then
@@ -261,6 +275,8 @@ function Transcript:on_update(update)
     self:_tool_block(update)
   elseif kind == "turnEnded" then
     self:_turn_ended(update)
+  elseif kind == "workspaceTrust" then
+    self:_workspace_trust(update)
   end
 end
 
