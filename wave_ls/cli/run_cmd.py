@@ -32,6 +32,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="work in a git worktree .wave/worktrees/NAME (a generated name when omitted)",
     )
+    parser.add_argument(
+        "--trust",
+        action="store_true",
+        help="trust the folder: its repository's hooks, sandbox and permission settings apply",
+    )
 
 
 class CollectorBackAtFirstAnswer:
@@ -65,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
     from wave_ls.agents import AgentRegistry
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
+    from wave_ls.cli.trust_prompt import settle_trust
     from wave_ls.runtime.loop import TurnResult, last_assistant_text
     from wave_ls.runtime.settings import RuntimeSettings, model_client_for
     from wave_ls.session import AgentSession
@@ -82,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"wave-ls run: not a directory: {cwd}", file=sys.stderr)
         return 2
     home = Path.home()
+    settle_trust(cwd, home, trust=args.trust)
     registry = AgentRegistry(home)
     progress = TerminalProgress()
     session = AgentSession(
