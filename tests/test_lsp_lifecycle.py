@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -155,3 +156,85 @@ def test_the_collector_and_the_reaper_start_once_initialize_is_answered(home: Pa
     assert collecting is True
     assert state["frozen"] > 10_000  # start-up's long-lived objects, never walked again
     assert isinstance(reaper_pid, int)  # before any command can start
+
+
+# issue 25 point 4 (and 3, "exit when the editor is gone"): LSP says the server exits once
+# initialize's processId is gone; the end of stdin ends it too, even with a request stuck.
+
+
+async def initialize_for(server: RawServer, pid: int) -> None:
+    params: dict[str, object] = {"processId": pid, "rootUri": None, "capabilities": {}}
+    assert "result" in await server.request(0, "initialize", params)
+    server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+
+async def test_a_process_id_that_is_already_dead_ends_the_server(home: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    server = await RawServer.start(home)
+    try:
+        await initialize_for(server, gone.pid)
+        assert await server.wait(10) == 1
+    finally:
+        await server.close()
+
+
+async def test_the_server_ends_when_the_editor_process_ends(home: Path) -> None:
+    editor = subprocess.Popen(["sleep", "600"])
+    server = await RawServer.start(home)
+    try:
+        await initialize_for(server, editor.pid)
+        listed = await server.request(1, "wave/agents/list", {})
+        assert listed["result"]["agents"]  # it serves while the editor runs
+        editor.kill()
+        editor.wait()
+        assert await server.wait(10) == 1
+    finally:
+        editor.kill()
+        await server.close()
+
+
+HUNG_GIT = """#!/bin/sh
+echo $$ >> "{started}"
+exec sleep 600
+"""
+
+
+async def test_the_end_of_stdin_ends_the_server_while_a_request_is_stuck(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    # A git that never answers (as one reading a planted FIFO): `@` completion's file
+    # listing waits for it in a thread. Without the exit timer the server waited for that
+    # thread after the editor had gone (37 minutes seen; here git's own 20 s timeout).
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    started = tmp_path / "git-started"
+    git = bin_dir / "git"
+    git.write_text(HUNG_GIT.format(started=started))
+    git.chmod(0o755)
+    server = await RawServer.start(home, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    try:
+        params: dict[str, object] = {
+            "processId": os.getpid(),
+            "rootUri": project.as_uri(),
+            "capabilities": {},
+        }
+        assert "result" in await server.request(0, "initialize", params)
+        completion = {"text": "@src", "cursor": 4}
+        server.send(
+            {"jsonrpc": "2.0", "id": 1, "method": "wave/chatInput/completion", "params": completion}
+        )
+        deadline = time.monotonic() + 20
+        while not started.exists() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert started.exists(), "the request never ran git"
+        assert server.process.stdin is not None
+        server.process.stdin.close()  # the editor is gone; git never answers
+        ended = time.monotonic()
+        await server.wait(30)
+        assert time.monotonic() - ended < 10
+    finally:
+        await server.close()
+        for pid in started.read_text().split() if started.exists() else []:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)

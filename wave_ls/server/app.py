@@ -26,6 +26,7 @@ from wave_ls.chat_input.query import ENCODINGS, Encoding
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.framing import StreamReaderAdapter, ThreadedReader, read_messages
+from wave_ls.server.lifetime import exit_soon, watch_process
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry
@@ -52,7 +53,9 @@ class WaveServer(LanguageServer):
         self.agent_progress = AgentProgress(
             lambda: self.work_done_progress, lambda: self.supports_progress
         )
-        self.exit_code = 0  # 1 after ``exit`` without ``shutdown`` (LSP)
+        self.exit_code = 0  # 1 after ``exit`` without ``shutdown`` (LSP), or the editor gone
+        self._main_task: asyncio.Task[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # ---------------------------------------------------------------- client facts
 
@@ -85,12 +88,29 @@ class WaveServer(LanguageServer):
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self.protocol.notify(method, params)
 
+    def watch_editor(self, pid: int) -> None:
+        """End the server once the process ``pid`` (``initialize``'s ``processId``) ends."""
+
+        def gone() -> None:
+            log.error("the editor's process %d (initialize's processId) is gone; stopping", pid)
+            self.exit_code = 1
+            exit_soon(lambda: self.exit_code, f"the editor's process {pid} ended")
+            if self._loop is not None and self._main_task is not None:
+                self._loop.call_soon_threadsafe(self._main_task.cancel)
+
+        watch_process(pid, gone)
+
     # ---------------------------------------------------------------- transports
 
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
-        """Serve on stdin/stdout with our own reader (``framing``), keeping the exit code."""
+        """Serve on stdin/stdout with our own reader (``framing``), keeping the exit code;
+        the end of stdin ends the process, also while a request is stuck (``lifetime``)."""
         self._stop_event = threading.Event()
-        reader = ThreadedReader(stdin or sys.stdin.buffer, self.thread_pool)
+
+        def stdin_ended() -> None:
+            exit_soon(lambda: self.exit_code, "the client closed stdin")
+
+        reader = ThreadedReader(stdin or sys.stdin.buffer, self.thread_pool, stdin_ended)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         self._run(read_messages(reader, self.protocol, self._stop_event))
 
@@ -111,8 +131,18 @@ class WaveServer(LanguageServer):
         self._run(serve_tcp())
 
     def _run(self, main: Coroutine[Any, Any, None]) -> None:
+        async def run() -> None:
+            self._main_task = asyncio.current_task()
+            self._loop = asyncio.get_running_loop()
+            try:
+                await main
+            finally:
+                # However it ends (EOF, ``exit``, the editor's process gone): asyncio.run
+                # then waits for every thread, and a request's thread may never end.
+                exit_soon(lambda: self.exit_code, "the server was told to end")
+
         try:
-            asyncio.run(main)
+            asyncio.run(run())
         except BrokenPipeError:
             log.error("the connection to the client is lost; stopping")
         except asyncio.CancelledError:
@@ -229,6 +259,14 @@ def create_server() -> WaveServer:
             ls.root = Path(params.root_path)
         for problem in problems:
             ls.show_warning(problem)
+        if params.process_id is not None and params.process_id > 0:
+            ls.watch_editor(params.process_id)
+
+    @server.feature(types.EXIT)
+    def exit_(ls: WaveServer, *_: Any) -> None:
+        # pygls exits with this code; kept for the exit timer, which may end the process
+        # first (a request stuck in a thread).
+        ls.exit_code = 0 if ls.protocol._shutdown else 1
 
     from wave_ls.server import (
         agents_feature,

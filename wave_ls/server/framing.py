@@ -23,7 +23,7 @@ import json
 import logging
 import re
 import threading
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 from typing import Any, BinaryIO, Protocol
 
@@ -54,18 +54,38 @@ class ByteReader(Protocol):
 
 
 class ThreadedReader:
-    """A blocking binary stream (stdin) read in an executor, off the event loop."""
+    """A blocking binary stream (stdin) read in an executor, off the event loop;
+    ``on_end`` is called in the reading thread when the stream ends (even while the event
+    loop is blocked)."""
 
-    def __init__(self, stream: BinaryIO, executor: Executor | None = None) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        executor: Executor | None = None,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
         self.stream = stream
         self.executor = executor
+        self.on_end = on_end
 
     def readline(self, limit: int) -> Awaitable[bytes]:
         loop = asyncio.get_running_loop()
-        return loop.run_in_executor(self.executor, self.stream.readline, limit)
+        return loop.run_in_executor(self.executor, self._readline, limit)
 
     def read(self, size: int) -> Awaitable[bytes]:
-        return asyncio.get_running_loop().run_in_executor(self.executor, self.stream.read, size)
+        return asyncio.get_running_loop().run_in_executor(self.executor, self._read, size)
+
+    def _readline(self, limit: int) -> bytes:
+        data = self.stream.readline(limit)
+        if not data and self.on_end is not None:
+            self.on_end()
+        return data
+
+    def _read(self, size: int) -> bytes:
+        data = self.stream.read(size)
+        if len(data) < size and self.on_end is not None:
+            self.on_end()
+        return data
 
 
 class StreamReaderAdapter:
