@@ -3,14 +3,66 @@
 The one resolver of git dirs: a ``.git`` directory or ``gitdir:`` file at or above a path,
 the admin dir of a linked worktree, its ``commondir`` (objects, refs, config,
 ``info/exclude``), and the main work tree. The layout is gitrepository-layout(5).
+
+An agent can write the files of its worktree (``.git``) and of its admin dir (``HEAD``,
+``commondir``): every such file is read with ``read_small_file``, which opens regular files
+only and never blocks (a FIFO planted as ``.git`` would hang a plain ``open``).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 PathLike = str | os.PathLike[str]
+
+# A ``.git`` file, ``commondir``, ``gitdir``, ``HEAD`` or a ref file is one short line.
+SMALL_FILE = 64 * 1024
+
+
+def read_small_file(path: PathLike, limit: int = SMALL_FILE) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (symlinks followed) of at most
+    ``limit`` bytes, else None (missing, a FIFO, a device, a directory, too big, unreadable).
+    Opened with ``O_NONBLOCK`` and checked on the descriptor, so nothing swapped in between
+    the check and the read can block."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        chunks: list[bytes] = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= limit else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_small_text(path: PathLike, limit: int = SMALL_FILE) -> str | None:
+    """``read_small_file`` decoded (UTF-8, undecodable bytes kept as surrogates)."""
+    data = read_small_file(path, limit)
+    return None if data is None else data.decode("utf-8", "surrogateescape")
+
+
+def is_regular_file(path: PathLike) -> bool:
+    """Whether ``path`` itself (not a symlink's target) is a regular file: never opens it."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def nearest_dir(path: PathLike) -> Path:
@@ -34,8 +86,12 @@ def find_dot_git(start: PathLike) -> Path | None:
 
 
 def read_gitfile(dot_git: Path) -> Path:
-    """The git dir a ``.git`` file points to (``gitdir: <path>``)."""
-    text = dot_git.read_text(encoding="utf-8").strip()
+    """The git dir a ``.git`` file points to (``gitdir: <path>``); ``ValueError`` when it is
+    not a regular file of that form."""
+    raw = read_small_text(dot_git)
+    if raw is None:
+        raise ValueError(f"{dot_git}: not a readable regular file")
+    text = raw.strip()
     if not text.startswith("gitdir:"):
         raise ValueError(f"{dot_git}: not a gitdir file")
     target = Path(text[len("gitdir:") :].strip())
@@ -50,10 +106,10 @@ def is_git_dir(path: Path) -> bool:
 
 def common_dir(git_dir: Path) -> Path:
     """The shared git dir (objects, refs, config) of ``git_dir``; itself unless linked."""
-    pointer = git_dir / "commondir"
-    if not pointer.is_file():
+    pointer = read_small_text(git_dir / "commondir")
+    if pointer is None or not pointer.strip():
         return git_dir.resolve()
-    return (git_dir / pointer.read_text(encoding="utf-8").strip()).resolve()
+    return (git_dir / pointer.strip()).resolve()
 
 
 def git_dir_of(path: PathLike) -> Path | None:

@@ -11,7 +11,13 @@ and uses dulwich for objects, refs, the index and the checkout:
   branch only when no other worktree has it checked out (dulwich deletes it anyway);
 - status reads the main repository's ``info/exclude`` (dulwich reads the linked
   worktree's own admin dir, where git never looks);
-- gitdir links are absolute (``relative_paths=True`` makes the repo unreadable to git < 2.48).
+- gitdir links are absolute (``relative_paths=True`` makes the repo unreadable to git < 2.48);
+- a worktree an agent wrote is opened only while its ``.git`` and ``commondir`` still lead to
+  its registration and its admin dir's files are regular (``open_worktree``: a FIFO would
+  block dulwich's reads), and the filter drivers its repository's config defines never run
+  (``safe_normalizer``: dulwich runs ``filter.<name>.clean``/``smudge``/``process``).
+  dulwich runs no other configured program here: no fsmonitor, no hooks outside commit
+  (which this backend never makes), no pager or editor.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import logging
 import os
 import shutil
 from collections.abc import Iterator
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from dulwich.diff_tree import (
@@ -34,6 +40,7 @@ from dulwich.diff_tree import (
     TreeChange,
     tree_changes,
 )
+from dulwich.filters import FilterBlobNormalizer, FilterContext, FilterDriver, FilterRegistry
 from dulwich.ignore import default_user_ignore_filter_path
 from dulwich.index import (
     Index,
@@ -49,9 +56,10 @@ from dulwich.patch import is_binary, write_object_diff
 from dulwich.refs import Ref, check_ref_format
 from dulwich.repo import Repo
 
-from wave_ls.runtime import git_dirs
+from wave_ls.runtime import git_command, git_dirs
 from wave_ls.runtime.walk import Entry, PatternSet, WalkOptions, walk_entries
 from wave_ls.worktrees import layout
+from wave_ls.worktrees.inspection import WorktreeDirs, check_dirs, dirs_for
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
     Changes,
@@ -136,13 +144,13 @@ class DulwichBackend:
 
     # ------------------------------------------------------------------ changes
 
-    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
+    def changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Changes:
         try:
-            dot_git = git_dirs.find_dot_git(worktree_path)
-            common = git_dirs.common_dir_of(worktree_path)
-            if dot_git is None or common is None or not Path(worktree_path).is_dir():
+            if not Path(worktree_path).is_dir():
                 return Changes.unknown(f"{worktree_path} is not a git worktree")
-            with Repo(str(dot_git.parent)) as r:
+            with open_worktree(worktree_path, dirs) as (r, common):
                 files = len(status_paths(r, common))
                 commits = _count_commits(r, base_commit)
             return Changes(changed_files=files, commits=commits)
@@ -153,12 +161,10 @@ class DulwichBackend:
 
     # ------------------------------------------------------------------ diff
 
-    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
-        dot_git = git_dirs.find_dot_git(worktree_path)
-        common = git_dirs.common_dir_of(worktree_path)
-        if dot_git is None or common is None:
-            raise WorktreeError(f"{worktree_path} is not a git worktree")
-        with Repo(str(dot_git.parent)) as r:
+    def diff(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> WorktreeDiff:
+        with open_worktree(worktree_path, dirs) as (r, common):
             try:
                 base = r[ObjectID(base_commit.encode("ascii"))]
             except (KeyError, ValueError, UnicodeEncodeError) as error:
@@ -227,6 +233,63 @@ class DulwichBackend:
 # ---------------------------------------------------------------------- helpers
 
 
+class _NoRepositoryPrograms(FilterRegistry):
+    """Filter drivers the repository's own config files define (or include) never run:
+    a shipped ``.git/config``, or one an agent made, would run them in this process. The
+    user's drivers (``~/.gitconfig``: git-lfs) and line-ending conversion still apply."""
+
+    def __init__(self, r: Repo) -> None:
+        super().__init__(r.get_config_stack(), r)
+        files = git_command.config_files_of(Path(r.controldir()), Path(r.commondir()))
+        self.refused = {
+            e.subsection for e in git_command.repository_entries(files) if e.section == "filter"
+        }
+
+    def _create_from_config(self, name: str) -> FilterDriver | None:
+        if name in self.refused:
+            log.warning("filter %s of the repository's config not run", name)
+            return None
+        return super()._create_from_config(name)
+
+
+def safe_normalizer(r: Repo) -> FilterBlobNormalizer:
+    """``r.get_blob_normalizer()`` without the repository's own filter drivers."""
+    if not isinstance(getattr(r.filter_context, "filter_registry", None), _NoRepositoryPrograms):
+        r.filter_context = FilterContext(_NoRepositoryPrograms(r))
+    return r.get_blob_normalizer()
+
+
+@contextmanager
+def open_worktree(
+    worktree_path: PathLike, dirs: WorktreeDirs | None
+) -> Iterator[tuple[Repo, Path]]:
+    """The work tree at ``worktree_path`` opened with dulwich, with its common dir; only
+    while its ``.git`` and ``commondir`` still lead to the dirs recorded for it (else
+    registered for it), its object stores are real folders, and its admin dir's files are
+    regular files (``WorktreeError`` otherwise)."""
+    found = dirs_for(worktree_path, dirs)
+    if found is None:
+        raise WorktreeError(f"{worktree_path} is not a git worktree")
+    check_dirs(found)
+    dot_git = Path(worktree_path) / ".git"
+    if not (dot_git.is_dir() or git_dirs.is_regular_file(dot_git)):
+        raise WorktreeError(f"{dot_git} is neither a folder nor a regular file")
+    for name in ("HEAD", "index", "commondir", "gitdir", "config.worktree", "config"):
+        if layout.not_regular(found.git_dir / name):
+            raise WorktreeError(f"{found.git_dir / name} is not a regular file")
+    git_dir = git_dirs.git_dir_of(worktree_path)
+    if (
+        git_dir is None
+        or not layout.same_path(git_dir, found.git_dir)
+        or not layout.same_path(git_dirs.common_dir(git_dir), found.common)
+    ):
+        raise WorktreeError(
+            f"{worktree_path}: its .git or commondir no longer lead to its registration"
+        )
+    with Repo(str(worktree_path)) as r:
+        yield r, found.common
+
+
 def _require_main(repo: PathLike) -> Path:
     main = git_dirs.main_repo_of(repo)
     if main is None:
@@ -246,10 +309,10 @@ def _open_main(repo: PathLike) -> Repo:
 
 
 def _branch_of(head_file: Path) -> str | None:
-    try:
-        head = head_file.read_bytes().strip()
-    except OSError:
+    raw = git_dirs.read_small_file(head_file)
+    if raw is None:
         return None
+    head = raw.strip()
     if head.startswith(SYMREF + HEADS):
         return head[len(SYMREF + HEADS) :].decode("utf-8")
     return None
@@ -265,13 +328,13 @@ def _head_sha(r: Repo) -> str | None:
 def _linked_info(r: Repo, entry: layout.AdminEntry) -> WorktreeInfo:
     branch = _branch_of(entry.admin_dir / "HEAD")
     head: str | None = None
+    raw = (git_dirs.read_small_file(entry.admin_dir / "HEAD") or b"").strip()
     try:
-        raw = (entry.admin_dir / "HEAD").read_bytes().strip()
         if raw.startswith(SYMREF):
             head = r.refs[Ref(raw[len(SYMREF) :])].decode("ascii")
-        else:
+        elif raw:
             head = raw.decode("ascii")
-    except (OSError, KeyError):
+    except (OSError, KeyError, UnicodeDecodeError, ValueError):
         head = None
     return WorktreeInfo(entry.path, branch, head, prunable=not entry.exists)
 
@@ -325,6 +388,7 @@ def _add_worktree(
             raise WorktreeError(f"a branch named '{ref[len(HEADS) :].decode()}' already exists")
         (target / ".git").write_text(f"gitdir: {admin}\n", encoding="utf-8")
         with Repo(str(target)) as wt:
+            safe_normalizer(wt)  # installs the filters reset_index uses
             wt.get_worktree().reset_index()
         (admin / "locked").unlink()
     except BaseException:
@@ -350,8 +414,8 @@ def _remove_any(path: Path) -> None:
 
 def _refuse_if_dirty(path: Path, common: Path) -> None:
     try:
-        with Repo(str(path)) as r:
-            dirty = len(status_paths(r, common))
+        with open_worktree(path, None) as (r, found_common):
+            dirty = len(status_paths(r, found_common))
     except Exception as error:
         raise WorktreeError(
             f"cannot tell whether {path} has changes ({error}); remove with force to discard"
@@ -410,7 +474,7 @@ def _snapshot(
     and untracked (not ignored) files applied; new blobs go to ``scratch``."""
     index = r.open_index()
     entries = {path: (sha, mode) for path, sha, mode in index.iterobjects()}
-    normalizer = r.get_blob_normalizer()
+    normalizer = safe_normalizer(r)
     changed = get_unstaged_changes(index, r.path, normalizer.checkin_normalize)
     untracked = (p for p in _untracked(r, index) if p[-1:] != b"/")
     for path in [*changed, *untracked]:
@@ -468,7 +532,7 @@ def status_paths(r: Repo, common: Path) -> set[bytes]:
         name = new or old
         if name is not None:
             paths.add(name)
-    normalizer = r.get_blob_normalizer()
+    normalizer = safe_normalizer(r)
     paths.update(get_unstaged_changes(index, r.path, normalizer.checkin_normalize))
     paths.update(_untracked(r, index))
     return paths

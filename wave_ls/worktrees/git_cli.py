@@ -6,16 +6,14 @@ import builtins
 import logging
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
-from typing import Any
 
-from wave_ls.runtime import git_dirs
-from wave_ls.runtime.processes import popen_confined
+from wave_ls.runtime import git_command, git_dirs
+from wave_ls.runtime.git_command import NO_DIFF_PROGRAMS, GitCommandError
 from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.worktrees import layout
+from wave_ls.worktrees.inspection import WorktreeDirs, dirs_for, scratch_git_dir
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
     Changes,
@@ -31,7 +29,7 @@ log = logging.getLogger(__name__)
 
 SHA = re.compile(r"[0-9a-fA-F]{7,64}")
 
-# Set by git hooks and some shells; any of them would point our commands at another repo.
+# Set by git hooks and some shells; any of them would point a command at another repo.
 _REPO_ENV = (
     "GIT_DIR",
     "GIT_WORK_TREE",
@@ -45,6 +43,8 @@ _REPO_ENV = (
 
 
 def git_env() -> dict[str, str]:
+    """The server's environment without repository variables, for programs that run git
+    themselves (hooks). wave's own git gets ``git_command.git_environment``."""
     env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
     env["GIT_TERMINAL_PROMPT"] = "0"
     return env
@@ -53,16 +53,18 @@ def git_env() -> dict[str, str]:
 def run_git(
     cwd: PathLike, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``git <args>`` in ``cwd``; raises only when git cannot start at all."""
+    """Run ``git <args>`` in ``cwd`` (``runtime/git_command.py``: nothing of the repository
+    that runs a program, stdin ``/dev/null``, a deadline); raises ``WorktreeError`` only
+    when git cannot start or ran out of time."""
     return run_git_together(cwd, args, env=env)[0]
 
 
 def inspection_sandbox(*writable: Path) -> Confinement:
     """The confinement of our own git commands inside a worktree an agent has written.
 
-    Its files may make git run programs (a nested repository's ``core.fsmonitor``, a
-    redirected ``.git`` whose config names filters): run confined, they can write nothing,
-    or only ``writable``. Close it after use.
+    Its files may make git run programs (a nested repository's ``core.fsmonitor``, filters
+    of a submodule's config): run confined, they can write nothing, or only ``writable``.
+    Close it after use.
     """
     return confinement(writable)
 
@@ -73,33 +75,15 @@ def run_git_together(
     env: dict[str, str] | None = None,
     sandbox: Confinement | None = None,
 ) -> list[subprocess.CompletedProcess[str]]:
-    """Run several read-only git commands concurrently; results in the same order.
+    """Run several git commands concurrently; results in the same order.
 
-    ``env`` adds to (or overrides) the cleaned environment of ``git_env``; ``sandbox``
+    ``env`` adds to (or overrides) the cleaned environment of ``git_command``; ``sandbox``
     confines them.
     """
-    options: dict[str, Any] = {
-        "cwd": cwd,
-        "env": {**git_env(), **(env or {})},
-        "stdout": subprocess.PIPE,
-        "stderr": subprocess.PIPE,
-        "text": True,
-        "encoding": "utf-8",
-        "errors": "surrogateescape",
-    }
-    starts = [(["git", *args], options) for args in commands]
     try:
-        if sandbox is not None:
-            procs = popen_confined(starts, sandbox)
-        else:
-            procs = [subprocess.Popen(argv, **opts) for argv, opts in starts]
-    except OSError as error:
-        raise WorktreeError(f"cannot run git in {cwd}: {error}") from error
-    results = []
-    for args, proc in zip(commands, procs, strict=True):
-        out, err = proc.communicate()
-        results.append(subprocess.CompletedProcess(["git", *args], proc.returncode, out, err))
-    return results
+        return git_command.run_git_commands(Path(cwd), commands, env=env, sandbox=sandbox)
+    except GitCommandError as error:
+        raise WorktreeError(str(error)) from error
 
 
 def _checked(cwd: PathLike, *args: str) -> str:
@@ -236,6 +220,7 @@ class GitCliBackend:
                 raise WorktreeError(f"{target} already exists and is not a worktree of {main}")
         else:
             self._drop_stale_registration(here, target)
+        self._check_registrations(here)
         if self._branch_exists(here, branch):
             raise WorktreeError(
                 f"a branch named '{branch}' already exists; delete it or choose another name"
@@ -255,12 +240,17 @@ class GitCliBackend:
         sha = layout.read_head(target) or _checked(target, "rev-parse", "HEAD").strip()
         return WorktreeInfo(target, branch, sha, base_commit=sha, is_new=True)
 
-    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
+    def changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Changes:
         wt = Path(worktree_path)
         if not wt.is_dir():
             return Changes.unknown(f"{wt} does not exist")
         if not SHA.fullmatch(base_commit):
             return Changes.unknown(f"'{base_commit}' is not a commit id")
+        found = dirs_for(wt, dirs)
+        if found is None:
+            return Changes.unknown(f"{wt} is not a git worktree")
         status_cmd = (
             "--no-optional-locks",
             "status",
@@ -271,12 +261,13 @@ class GitCliBackend:
         )
         count_cmd = ("rev-list", "--count", f"{base_commit}..HEAD")
         # HEAD still at the base (read from the ref files) means no commits: skip rev-list.
-        unmoved = layout.read_head(wt) == base_commit.lower()
+        unmoved = layout.read_head_in(found.git_dir, found.common) == base_commit.lower()
         sandbox = inspection_sandbox()
         try:
-            commands = (status_cmd, *([] if unmoved else [count_cmd]))
-            results = run_git_together(wt, *commands, sandbox=sandbox)
-        except WorktreeError as error:
+            with scratch_git_dir(found) as (_scratch, env):
+                commands = (status_cmd, *([] if unmoved else [count_cmd]))
+                results = run_git_together(wt, *commands, env=env, sandbox=sandbox)
+        except (WorktreeError, OSError) as error:
             return Changes.unknown(str(error))
         finally:
             sandbox.close()
@@ -290,38 +281,39 @@ class GitCliBackend:
             return Changes.unknown(f"git rev-list failed in {wt}: {commits.stderr.strip()}")
         return Changes(count_status_entries(status.stdout), int(commits.stdout.strip()))
 
-    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
+    def diff(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> WorktreeDiff:
         wt = Path(worktree_path)
         if not SHA.fullmatch(base_commit):
             raise WorktreeError(f"'{base_commit}' is not a commit id")
-        index = Path(_checked(wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
-        common = git_dirs.common_dir_of(wt)
-        with tempfile.TemporaryDirectory(prefix="wave-diff-") as scratch:
-            # Stage everything into a copy of the index: the worktree's own stays as it is.
-            temp_index = Path(scratch) / "index"
-            if index.is_file():
-                shutil.copyfile(index, temp_index)
-            env = {"GIT_INDEX_FILE": str(temp_index)}
-            # git add writes blobs: into the object store, nowhere else.
-            objects = [common / "objects"] if common is not None else []
-            sandbox = inspection_sandbox(Path(scratch), *objects)
-            try:
-                [added] = run_git_together(
-                    wt, ("add", "--all", "--", "."), env=env, sandbox=sandbox
-                )
-                if added.returncode != 0:
-                    raise WorktreeError(f"git add failed in {wt}: {added.stderr.strip()}")
-                base = ("diff", "--cached", "-M", "--no-ext-diff", "--no-color")
-                status, numstat, patch = run_git_together(
-                    wt,
-                    ("-c", "core.quotepath=false", *base, "--name-status", "-z", base_commit),
-                    ("-c", "core.quotepath=false", *base, "--numstat", "-z", base_commit),
-                    ("-c", "core.quotepath=false", *base, base_commit),
-                    env=env,
-                    sandbox=sandbox,
-                )
-            finally:
-                sandbox.close()
+        found = dirs_for(wt, dirs)
+        if found is None:
+            raise WorktreeError(f"{wt} is not a git worktree")
+        try:
+            with scratch_git_dir(found, objects=True) as (scratch, env):
+                # Everything is staged into the scratch index, new blobs go to the scratch
+                # store: the review writes nothing anywhere else.
+                sandbox = inspection_sandbox(scratch)
+                try:
+                    [added] = run_git_together(
+                        wt, ("add", "--all", "--", "."), env=env, sandbox=sandbox
+                    )
+                    if added.returncode != 0:
+                        raise WorktreeError(f"git add failed in {wt}: {added.stderr.strip()}")
+                    base = ("diff", "--cached", "-M", *NO_DIFF_PROGRAMS, "--no-color")
+                    status, numstat, patch = run_git_together(
+                        wt,
+                        ("-c", "core.quotepath=false", *base, "--name-status", "-z", base_commit),
+                        ("-c", "core.quotepath=false", *base, "--numstat", "-z", base_commit),
+                        ("-c", "core.quotepath=false", *base, base_commit),
+                        env=env,
+                        sandbox=sandbox,
+                    )
+                finally:
+                    sandbox.close()
+        except OSError as error:
+            raise WorktreeError(f"cannot read {wt}: {error}") from error
         for done in (status, numstat, patch):
             if done.returncode != 0:
                 raise WorktreeError(f"git diff failed in {wt}: {done.stderr.strip()}")
@@ -336,10 +328,20 @@ class GitCliBackend:
         # Not from inside the worktree being deleted: later commands need an existing cwd.
         cwd = git_dirs.main_repo_of(repo) or git_dirs.nearest_dir(repo)
         target = Path(os.path.realpath(path))
+        self._check_registrations(cwd)
         # git refuses by itself: the main worktree, a non-worktree, a locked one, and one with
         # modified or untracked files (without --force); "--force" twice overrides a lock.
         flags = ["--force", "--force"] if force else []
-        done = run_git(cwd, "worktree", "remove", *flags, str(target))
+        # Its check for changes runs git in the worktree, which reads the admin dir's
+        # config.worktree (the agent's): switch off what that one sets too.
+        dirs = dirs_for(target)
+        extra = [dirs.git_dir / "config.worktree"] if dirs is not None and dirs.linked else []
+        try:
+            done = git_command.run_git(
+                cwd, "worktree", "remove", *flags, str(target), config_files=extra
+            )
+        except GitCommandError as error:
+            raise WorktreeError(str(error)) from error
         if done.returncode != 0:
             worktrees = self._worktrees(cwd)
             if _find(worktrees[1:], target) is None:
@@ -371,6 +373,19 @@ class GitCliBackend:
         for entry in layout.linked_worktrees(common):
             if layout.same_path(entry.path, target):
                 _checked(here, "worktree", "remove", "--force", str(entry.path))
+
+    def _check_registrations(self, here: Path) -> None:
+        """git reads every registered worktree's ``HEAD`` and ``gitdir`` when it adds,
+        removes or lists worktrees and deletes branches: one that is not a regular file (a
+        FIFO an agent planted) would hang it. Such files of wave's own worktrees are repaired
+        (their values are known); any other is an error that says what to remove."""
+        common = git_dirs.common_dir_of(here)
+        main = git_dirs.main_repo_of(here)
+        if common is None or main is None:
+            return
+        problem = layout.repair_registrations(common, main)
+        if problem is not None:
+            raise WorktreeError(problem)
 
     def _branch_exists(self, here: Path, branch: str) -> bool:
         common = git_dirs.common_dir_of(here)

@@ -2,25 +2,39 @@
 
 Both backends share these: git's format (``.git`` files, ``commondir``, the admin dirs
 under ``<common dir>/worktrees/``, ``info/exclude``) is stable and documented in
-gitrepository-layout(5), and reading it needs no process.
+gitrepository-layout(5), and reading it needs no process. An agent can write its worktree's
+``.git`` and its admin dir, so their files are read with ``git_dirs.read_small_file``:
+regular files only, never blocking on a FIFO.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from wave_ls.runtime.git_dirs import common_dir, git_dir_of
+from wave_ls.runtime.git_dirs import common_dir, git_dir_of, read_small_file, read_small_text
 from wave_ls.worktrees.model import PathLike
 
+log = logging.getLogger(__name__)
+
 WORKTREES_DIR = Path(".wave") / "worktrees"
+# The private object stores of isolated agents while they run (``object_store.py``).
+STORES_DIR = WORKTREES_DIR / ".objects"
 
 
 def worktree_location(main_repo: PathLike, name: str) -> tuple[Path, str]:
     """Where the worktree called ``name`` lives and its branch (WT-2)."""
     return Path(main_repo) / WORKTREES_DIR / name, f"worktree-{name}"
+
+
+def store_location(main_repo: PathLike, name: str) -> Path:
+    """Where the private object store of the isolated agent working in ``name`` lives."""
+    return Path(main_repo) / STORES_DIR / name
 
 
 @dataclass(frozen=True)
@@ -46,9 +60,9 @@ def linked_worktrees(common: Path) -> list[AdminEntry]:
     if not root.is_dir():
         return entries
     for admin in root.iterdir():
-        try:
-            gitdir = admin.joinpath("gitdir").read_text(encoding="utf-8").strip()
-        except OSError:
+        text = read_small_text(admin / "gitdir")
+        gitdir = text.strip() if text is not None else ""
+        if not gitdir or "\0" in gitdir:
             continue
         target = Path(gitdir)
         if not target.is_absolute():
@@ -91,7 +105,7 @@ def make_admin_dir(common: Path, path: PathLike) -> Path:
 def add_exclude(common: Path, pattern: str) -> bool:
     """Append ``pattern`` to ``<common>/info/exclude`` unless a line already says it."""
     exclude = common / "info" / "exclude"
-    data = exclude.read_bytes() if exclude.is_file() else b""
+    data = (read_small_file(exclude, 16 * 1024 * 1024) or b"") if exclude.is_file() else b""
     wanted = pattern.strip().encode("utf-8")
     if any(line.strip() == wanted for line in data.splitlines()):
         return False
@@ -105,6 +119,9 @@ def add_exclude(common: Path, pattern: str) -> bool:
 _SHA = re.compile(rb"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
+MAX_PACKED_REFS = 256 * 1024 * 1024
+
+
 def read_head(worktree: PathLike) -> str | None:
     """The commit id of the worktree's HEAD, read from the ref files; None when unsure.
 
@@ -114,26 +131,30 @@ def read_head(worktree: PathLike) -> str | None:
     git_dir = git_dir_of(worktree)
     if git_dir is None:
         return None
-    try:
-        head = (git_dir / "HEAD").read_bytes().strip()
-        if _SHA.fullmatch(head):
-            return head.decode("ascii")
-        if not head.startswith(b"ref: refs/heads/"):
-            return None
-        ref = head[len(b"ref: ") :]
-        common = common_dir(git_dir)
-        loose = common / os.fsdecode(ref)
-        if loose.is_file():
-            value = loose.read_bytes().strip()
-            return value.decode("ascii") if _SHA.fullmatch(value) else None
-        packed = common / "packed-refs"
-        if packed.is_file():
-            for line in packed.read_bytes().splitlines():
-                sha, _, name = line.partition(b" ")
-                if name == ref and _SHA.fullmatch(sha):
-                    return sha.decode("ascii")
-    except OSError:
+    return read_head_in(git_dir, common_dir(git_dir))
+
+
+def read_head_in(git_dir: Path, common: Path) -> str | None:
+    """``read_head`` for a worktree whose git dir and common dir are known (recorded, not
+    read from files its agent could change)."""
+    head = read_small_file(git_dir / "HEAD")
+    if head is None:
         return None
+    head = head.strip()
+    if _SHA.fullmatch(head):
+        return head.decode("ascii")
+    if not head.startswith(b"ref: refs/heads/") or b"\0" in head:
+        return None
+    ref = head[len(b"ref: ") :]
+    loose = read_small_file(common / os.fsdecode(ref))
+    if loose is not None:
+        value = loose.strip()
+        return value.decode("ascii") if _SHA.fullmatch(value) else None
+    packed = read_small_file(common / "packed-refs", MAX_PACKED_REFS)
+    for line in (packed or b"").splitlines():
+        sha, _, name = line.partition(b" ")
+        if name == ref and _SHA.fullmatch(sha):
+            return sha.decode("ascii")
     return None
 
 
@@ -147,13 +168,74 @@ def ref_exists(common: Path, ref: str) -> bool | None:
     unsure."""
     if not (common / "refs" / "heads").is_dir():
         return None  # reftable keeps a plain file here
+    if (common / ref).is_file():
+        return True
+    packed = common / "packed-refs"
+    if not packed.exists():
+        return False
+    data = read_small_file(packed, MAX_PACKED_REFS)
+    if data is None:
+        return None
+    wanted = b" " + ref.encode("utf-8")
+    return any(line.endswith(wanted) for line in data.splitlines())
+
+
+def not_regular(path: Path) -> bool:
+    """``path`` exists and is not a regular file (symlinks followed): reading it could
+    block (a FIFO) or never end (a device)."""
     try:
-        if (common / ref).is_file():
-            return True
-        packed = common / "packed-refs"
-        if packed.is_file():
-            wanted = b" " + ref.encode("utf-8")
-            return any(line.endswith(wanted) for line in packed.read_bytes().splitlines())
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return True
+
+
+def repair_registrations(common: Path, main: Path) -> str | None:
+    """Make every registration in ``<common>/worktrees`` readable without blocking: a
+    ``HEAD``, ``gitdir`` or ``commondir`` that is not a regular file is rewritten when the
+    registration is a wave worktree's (``<main>/.wave/worktrees/<name>``: its values are
+    known); for any other, a message saying what to remove (None when all are fine)."""
+    root = common / "worktrees"
+    try:
+        admins = [entry for entry in os.scandir(root) if entry.is_dir(follow_symlinks=False)]
     except OSError:
         return None
-    return False
+    for admin in admins:
+        path = Path(admin.path)
+        bad = [name for name in ("HEAD", "gitdir", "commondir") if not_regular(path / name)]
+        if not bad:
+            continue
+        worktree = Path(main) / WORKTREES_DIR / admin.name
+        if not worktree.is_dir():
+            return (
+                f"the worktree registration {path} has {', '.join(bad)} that is not a regular "
+                f"file, which would hang git; remove it (rm -rf {path}) and try again"
+            )
+        values = {
+            "HEAD": f"ref: refs/heads/worktree-{admin.name}\n",
+            "gitdir": f"{worktree / '.git'}\n",
+            "commondir": "../..\n",
+        }
+        for name in bad:
+            try:
+                write_atomically(path / name, values[name])
+            except OSError as error:
+                return f"cannot repair {path / name} (not a regular file): {error}"
+        log.warning("worktree registration %s: %s was not a regular file; rewritten", path, bad)
+    return None
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace ``path`` (whatever it is, but a directory) with a regular file holding
+    ``text``: written beside it, then renamed over it."""
+
+    fd, temporary = tempfile.mkstemp(prefix=".wave-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from wave_ls.worktrees.git_cli import GitCliBackend
+from wave_ls.worktrees.inspection import WorktreeDirs
 from wave_ls.worktrees.model import (
     DEFAULT_EXCLUDE,
     Changes,
@@ -78,11 +79,15 @@ class WorktreeManager:
     def create(self, repo: PathLike, path: PathLike, branch: str, base_ref: str) -> WorktreeInfo:
         return self.backend_for("create").create(repo, path, branch, base_ref)
 
-    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
-        return self.backend_for("changes").changes(worktree_path, base_commit)
+    def changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Changes:
+        return self.backend_for("changes").changes(worktree_path, base_commit, dirs=dirs)
 
-    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
-        return self.backend_for("diff").diff(worktree_path, base_commit)
+    def diff(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> WorktreeDiff:
+        return self.backend_for("diff").diff(worktree_path, base_commit, dirs=dirs)
 
     def remove(
         self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False

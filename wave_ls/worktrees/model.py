@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from wave_ls.worktrees.inspection import WorktreeDirs
 
 PathLike = str | os.PathLike[str]
 
@@ -145,8 +148,12 @@ class WorktreeBackend(Protocol):
         """``git worktree add -b <branch> <path> <base_ref>``; reuses a worktree at ``path``."""
         ...
 
-    def changes(self, worktree_path: PathLike, base_commit: str) -> Changes:
-        """Changed files (status entries) and commits since ``base_commit``."""
+    def changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Changes:
+        """Changed files (status entries) and commits since ``base_commit``; ``dirs`` are
+        the worktree's git dirs recorded before an agent ran in it (else found from the
+        parent's side, see ``inspection.py``)."""
         ...
 
     def remove(
@@ -159,7 +166,9 @@ class WorktreeBackend(Protocol):
         """The main worktree first, then linked worktrees sorted by path."""
         ...
 
-    def diff(self, worktree_path: PathLike, base_commit: str) -> WorktreeDiff:
+    def diff(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> WorktreeDiff:
         """Everything in the worktree (commits, index, working files, untracked files that
         are not ignored) against ``base_commit``; the worktree's own index is not touched."""
         ...

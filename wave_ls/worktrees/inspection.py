@@ -1,0 +1,187 @@
+"""Our own git in a worktree an agent wrote: which git dirs, and a scratch git dir.
+
+An agent can rewrite its worktree's ``.git`` file and its admin dir's ``commondir`` (both
+lie in trees its sandbox may write) to point our git at a git dir it made, whose config
+runs programs and whose object store is a symbolic link into ``$HOME``. So:
+
+- the git dirs of a worktree come from the parent's side (``registered_dirs``): a worktree
+  at ``<main>/.wave/worktrees/<name>`` belongs to ``<main>``, whose common dir is read from
+  ``<main>/.git`` (which the agent cannot write), and its admin dir is the registration in
+  ``<common>/worktrees/`` that names it. ``WorktreeDirs`` made at creation are kept by the
+  caller and passed again; only worktrees elsewhere (made by a hook) fall back to their
+  ``.git`` (``discovered_dirs``);
+- an object store that is, or lies below, a symbolic link is refused (``object_store_problem``);
+- git then runs with ``GIT_DIR`` set to a scratch git dir (``scratch_git_dir``): its ``HEAD``
+  and ``index`` copied from the admin dir (regular files only, so a FIFO never blocks) and
+  its ``commondir`` ours; git never reads the worktree's ``.git`` nor the admin dir's
+  ``commondir`` (git's refs code reads that file even when ``GIT_COMMON_DIR`` is set).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from wave_ls.runtime import git_dirs
+from wave_ls.worktrees import layout
+from wave_ls.worktrees.model import PathLike, WorktreeError
+
+_HEAD = re.compile(rb"([0-9a-f]{40}|[0-9a-f]{64})|ref: refs/[^\0\s]+")
+MAX_INDEX_BYTES = 1024 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class WorktreeDirs:
+    """Where a work tree's git data lives, as recorded from the parent's side.
+
+    ``git_dir`` is a linked worktree's admin dir (or a repository's own git dir), ``common``
+    the shared one (objects, refs, config); ``store`` the objects dir of the isolated agent's
+    private store while it runs (``object_store.py``), read as an alternate.
+    """
+
+    worktree: Path
+    git_dir: Path
+    common: Path
+    store: Path | None = None
+
+    @property
+    def linked(self) -> bool:
+        return self.git_dir != self.common
+
+    def with_store(self, store: Path | None) -> WorktreeDirs:
+        return replace(self, store=store)
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def registered_dirs(worktree: PathLike, main: PathLike | None = None) -> WorktreeDirs | None:
+    """The dirs of the linked worktree ``worktree`` of ``main`` (by default the repository
+    whose ``.wave/worktrees/`` holds it), from the parent's side; None when it is not one."""
+    path = Path(os.path.realpath(worktree))
+    if main is None:
+        if path.parent.name != layout.WORKTREES_DIR.name or path.parent.parent.name != ".wave":
+            return None
+        main = path.parent.parent.parent
+    main_git = git_dirs.git_dir_of(main)
+    if main_git is None:
+        return None
+    common = git_dirs.common_dir(main_git)
+    if not layout.same_path(git_dirs.main_repo_of(main) or main, main):
+        return None  # ``main`` is itself a linked worktree: its own ``.git`` may be the agent's
+    matches = [
+        entry
+        for entry in layout.linked_worktrees(common)
+        if layout.same_path(entry.path, path) and _real_dir(entry.admin_dir)
+    ]
+    if len(matches) > 1:  # an admin dir whose ``gitdir`` was rewritten: take git's own name
+        matches = [entry for entry in matches if entry.admin_dir.name == path.name]
+    if len(matches) != 1:
+        return None
+    store = layout.store_location(main, path.name) / "objects"
+    return WorktreeDirs(path, matches[0].admin_dir, common, store if _real_dir(store) else None)
+
+
+def discovered_dirs(worktree: PathLike) -> WorktreeDirs | None:
+    """The dirs named by the work tree's own ``.git`` (a hook-made worktree elsewhere)."""
+    git_dir = git_dirs.git_dir_of(worktree)
+    if git_dir is None:
+        return None
+    path = Path(os.path.realpath(worktree))
+    return WorktreeDirs(path, Path(os.path.realpath(git_dir)), git_dirs.common_dir(git_dir))
+
+
+def dirs_for(worktree: PathLike, dirs: WorktreeDirs | None = None) -> WorktreeDirs | None:
+    """``dirs`` when given (recorded), else ``registered_dirs``, else ``discovered_dirs``."""
+    return dirs or registered_dirs(worktree) or discovered_dirs(worktree)
+
+
+def object_store_problem(objects: Path, owner: Path) -> str | None:
+    """Why ``objects`` (which belongs in ``owner``) must not be used as an object store: it
+    is a symbolic link, not a directory, or a folder on its way resolves elsewhere."""
+    if not _real_dir(objects):
+        return f"{objects} is not a directory (a symbolic link?)"
+    if os.path.realpath(objects) != os.path.join(os.path.realpath(owner), objects.name):
+        return f"{objects} resolves outside {owner} (a symbolic link on its way)"
+    return None
+
+
+def check_dirs(dirs: WorktreeDirs) -> None:
+    """``WorktreeError`` when one of ``dirs``' object stores is refused."""
+    problem = object_store_problem(dirs.common / "objects", dirs.common)
+    if problem is None and dirs.store is not None:
+        problem = object_store_problem(dirs.store, dirs.store.parent)
+    if problem is not None:
+        raise WorktreeError(f"refusing the object store of {dirs.worktree}: {problem}")
+
+
+def read_head_file(git_dir: Path) -> bytes:
+    """The ``HEAD`` of ``git_dir`` (a commit id or ``ref: refs/...``); ``WorktreeError`` when
+    it is not a regular file of that form (a FIFO, a device, garbage)."""
+    data = git_dirs.read_small_file(git_dir / "HEAD", 4096)
+    if data is None or not _HEAD.fullmatch(data.strip()):
+        raise WorktreeError(f"{git_dir / 'HEAD'} is not a regular file naming a commit or ref")
+    return data.strip() + b"\n"
+
+
+def copy_regular_file(source: Path, target: Path, limit: int) -> bool:
+    """Copy ``source`` to ``target`` when it is a regular file of at most ``limit`` bytes
+    (opened without blocking); False when it is missing. ``WorktreeError`` for anything
+    else (a FIFO, a device, too big)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return False
+    except OSError as error:
+        raise WorktreeError(f"cannot read {source}: {error}") from error
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            raise WorktreeError(f"{source} is not a regular file of at most {limit} bytes")
+        with open(target, "wb") as out:
+            shutil.copyfileobj(handle, out, 1 << 20)
+    return True
+
+
+@contextlib.contextmanager
+def scratch_git_dir(
+    dirs: WorktreeDirs, *, objects: bool = False
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A temporary git dir for ``dirs``' work tree and the environment that points git at it:
+    ``(scratch, env)``. ``HEAD`` and ``index`` are copies (the worktree's own are never
+    touched); with ``objects``, new objects go to ``<scratch>/objects`` (the repository's
+    store and the private one are read as alternates), so git writes only in ``scratch``."""
+    check_dirs(dirs)
+    head = read_head_file(dirs.git_dir)
+    scratch = Path(tempfile.mkdtemp(prefix="wave-git-"))
+    try:
+        (scratch / "HEAD").write_bytes(head)
+        (scratch / "commondir").write_text(f"{dirs.common}\n", encoding="utf-8")
+        copy_regular_file(dirs.git_dir / "index", scratch / "index", MAX_INDEX_BYTES)
+        env = {
+            "GIT_DIR": str(scratch),
+            "GIT_COMMON_DIR": str(dirs.common),
+            "GIT_WORK_TREE": str(dirs.worktree),
+        }
+        alternates = [dirs.common / "objects"] if objects else []
+        if dirs.store is not None:
+            alternates.append(dirs.store)
+        if objects:
+            (scratch / "objects").mkdir()
+            env["GIT_OBJECT_DIRECTORY"] = str(scratch / "objects")
+        if alternates:
+            env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(map(str, alternates))
+        yield scratch, env
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
