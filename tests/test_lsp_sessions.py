@@ -5,6 +5,7 @@ clients"), against a real ``wave-ls`` process and the offline model."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 from pathlib import Path
@@ -330,3 +331,39 @@ async def test_two_resumes_of_one_saved_session_at_once_give_one_live_session(
         assert (result["status"], result["text"]) == ("completed", "Two.")
         (entry,) = await listed(client)
         assert entry["sessionId"] == sid and entry["live"] is True
+
+
+async def test_planted_and_oversized_transcripts_are_reported_not_read(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # issue 25 point 4: a FIFO in ~/.wave/sessions hung list, messages and resume; a link
+    # to /dev/zero grew the server until the OOM killer ended it.
+    fake_model.set_script(script(route("", reply("Hello."))))
+    sessions = home / ".wave" / "sessions"
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        sid = await new_session(client, project)
+        await send(client, sid, "hi")
+        await client.request("wave/session/close", {"sessionId": sid})
+        os.mkfifo(sessions / "fifo.jsonl")
+        (sessions / "zero.jsonl").symlink_to("/dev/zero")
+        header = json.dumps({"type": "session", "version": 1, "sessionId": "huge"})
+        with (sessions / "huge.jsonl").open("wb") as huge:  # sparse: takes no disk
+            huge.write(header.encode() + b"\n")
+            huge.truncate(200 * 1024 * 1024)
+
+        listing = await asyncio.wait_for(listed(client), 20)
+        assert {s["sessionId"] for s in listing} == {sid, "huge"}
+        assert next(s for s in listing if s["sessionId"] == "huge")["tooLarge"] is True
+        assert "tooLarge" not in next(s for s in listing if s["sessionId"] == sid)
+        for planted in ("fifo", "zero"):
+            for method in ("wave/session/messages", "wave/session/new"):
+                message = await asyncio.wait_for(
+                    expect_error(client, method, {"sessionId": planted}, -32602), 10
+                )
+                assert "not a regular file" in message
+        message = await asyncio.wait_for(
+            expect_error(client, "wave/session/new", {"sessionId": "huge"}, -32602), 10
+        )
+        assert "200 MiB" in message and "at most 128 MiB" in message
+        resumed = await client.request("wave/session/new", {"sessionId": sid})
+        assert resumed == {"sessionId": sid, "resumed": True}

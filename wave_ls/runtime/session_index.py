@@ -24,7 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.transcript import valid_session_id
+from wave_ls.runtime.regular_files import CHUNK, open_regular, read_regular
+from wave_ls.runtime.transcript import MAX_TRANSCRIPT_BYTES, valid_session_id
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,7 @@ SUMMARY_VERSION = 1
 INDEX_NAME = "index.json"
 TRANSCRIPT_SUFFIX = ".jsonl"
 TITLE_LIMIT = 80
+MAX_INDEX_BYTES = 64 * 1024 * 1024  # ~200,000 sessions
 # What our writer puts first on each line (compact JSON, "type" first); other spellings are
 # parsed.
 _MESSAGE_PREFIX = b'{"type":"message"'
@@ -49,10 +51,12 @@ class SessionSummary:
     updated_at: int  # epoch ms: the transcript's last change
     message_count: int
     size: int  # bytes of the transcript this summary covers (complete lines only)
+    # Over MAX_TRANSCRIPT_BYTES: only that much was read, and it cannot be resumed.
+    too_large: bool = False
 
     def to_json(self, *, live: bool) -> dict[str, Any]:
         """An item of ``wave/session/list``."""
-        return {
+        item: dict[str, Any] = {
             "sessionId": self.session_id,
             "cwd": self.cwd,
             "title": self.title,
@@ -61,6 +65,9 @@ class SessionSummary:
             "messageCount": self.message_count,
             "live": live,
         }
+        if self.too_large:
+            item["tooLarge"] = True
+        return item
 
 
 def title_of(message: dict[str, Any]) -> str | None:
@@ -96,7 +103,10 @@ def list_sessions(home: Path, cwd: Path | None = None) -> list[SessionSummary]:
     folder = home / ".wave" / "sessions"
     wanted = os.path.realpath(cwd) if cwd is not None else None
     try:
-        entries = [e for e in os.scandir(folder) if e.name.endswith(TRANSCRIPT_SUFFIX)]
+        # is_file: a FIFO (whose opening would wait for a writer) or a device is skipped
+        entries = [
+            e for e in os.scandir(folder) if e.name.endswith(TRANSCRIPT_SUFFIX) and e.is_file()
+        ]
     except OSError:
         return []
     with _lock:
@@ -123,9 +133,14 @@ def _current(transcript: Path, cached: SessionSummary | None) -> SessionSummary 
     try:
         stat = transcript.stat()
         updated = stat.st_mtime_ns // 1_000_000
-        if cached is not None and cached.size == stat.st_size and cached.updated_at == updated:
+        if (
+            cached is not None
+            and (cached.size == stat.st_size or cached.too_large)
+            and cached.updated_at == updated
+        ):
             return cached  # the common case: only the stat
-        with transcript.open("rb") as handle:
+        fd, stat = open_regular(transcript)  # never a FIFO swapped in since
+        with os.fdopen(fd, "rb") as handle:
             summary = _advance(
                 handle, cached, stat.st_size, transcript.name.removesuffix(TRANSCRIPT_SUFFIX)
             )
@@ -143,7 +158,8 @@ def _current(transcript: Path, cached: SessionSummary | None) -> SessionSummary 
 def _advance(
     handle: Any, cached: SessionSummary | None, size: int, session_id: str
 ) -> SessionSummary | None:
-    """``cached`` brought up to ``size`` bytes: from its end when the file only grew."""
+    """``cached`` brought up to ``size`` bytes: from its end when the file only grew. No
+    more than ``MAX_TRANSCRIPT_BYTES`` of a transcript is read, a chunk at a time."""
     start = 0
     summary = None
     if cached is not None and 0 < cached.size <= size:
@@ -152,15 +168,27 @@ def _advance(
             start, summary = cached.size, SessionSummary(**asdict(cached))
     if summary is not None and start == size:
         return summary
+    stop = min(size, MAX_TRANSCRIPT_BYTES)
     handle.seek(start)
-    data = handle.read(size - start)
-    end = data.rfind(b"\n") + 1  # a torn last line is not counted until it is complete
-    for line in data[:end].split(b"\n"):
-        if not line.strip():
+    done, rest = start, bytearray()  # the complete lines read so far end at ``done``
+    while done + len(rest) < stop:
+        chunk = handle.read(min(CHUNK, stop - done - len(rest)))
+        if not chunk:
+            break
+        searched = len(rest)
+        rest += chunk
+        # A torn last line is not counted until it is complete.
+        end = rest.rfind(b"\n", searched) + 1
+        if not end:
             continue
-        summary = _observe(summary, line, session_id)
+        for line in bytes(rest[:end]).split(b"\n"):
+            if line.strip():
+                summary = _observe(summary, line, session_id)
+        del rest[:end]
+        done += end
     if summary is not None:
-        summary.size = start + end
+        summary.size = done
+        summary.too_large = size > MAX_TRANSCRIPT_BYTES
     return summary
 
 
@@ -208,7 +236,7 @@ _lock = threading.Lock()  # one reader-writer of the index at a time in this pro
 
 def _load_index(folder: Path) -> dict[str, SessionSummary]:
     try:
-        data = json.loads((folder / INDEX_NAME).read_bytes())
+        data = json.loads(read_regular(folder / INDEX_NAME, MAX_INDEX_BYTES))
         if data.get("version") != SUMMARY_VERSION:
             return {}
         return {s["session_id"]: SessionSummary(**s) for s in data["sessions"]}

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import re
+import stat
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from wave_ls.runtime.core import Message
+from wave_ls.runtime.regular_files import FileTooLarge, NotRegularFile, read_regular
 from wave_ls.runtime.text import json_dumps
 
 log = logging.getLogger(__name__)
@@ -32,6 +34,15 @@ TRANSCRIPT_VERSION = 1
 # One thread fsyncs every transcript of the process, so no fsync blocks the event loop.
 _SYNC = ThreadPoolExecutor(max_workers=1, thread_name_prefix="transcript-fsync")
 _SESSION_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# Resuming a session reads its transcript whole; a bigger one is reported, not loaded (no
+# model's context holds that much: a real transcript stays far below).
+MAX_TRANSCRIPT_BYTES = 128 * 1024 * 1024
+MIB = 1024 * 1024
+
+
+class UnreadableTranscript(ValueError):
+    """A transcript that is not loaded: not a regular file (a FIFO, a device), or over
+    ``MAX_TRANSCRIPT_BYTES``; the message says which."""
 
 
 class InvalidSessionId(ValueError):
@@ -132,7 +143,11 @@ class TranscriptWriter:
         created = not self.path.parent.exists()
         # Transcripts hold code and prompts: readable by their owner only.
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NONBLOCK, 0o600)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO would take lines until it is full
+            os.close(fd)
+            raise UnreadableTranscript(f"{self.path} is not a regular file; nothing is written")
+        os.set_blocking(fd, True)
         handle = os.fdopen(fd, "r+b")
         handle.seek(0, os.SEEK_END)
         if handle.tell() > 0:
@@ -193,14 +208,25 @@ def load_transcript(path: Path) -> tuple[dict[str, Any], list[Message]]:
     and the messages of a transcript.
 
     A line that is not valid JSON or not a valid record is skipped with a warning; lines of
-    unknown ``type`` are ignored (written by a newer version). Raises only when the file
-    cannot be read at all (``FileNotFoundError``, ``PermissionError``).
+    unknown ``type`` are ignored (written by a newer version). Raises
+    ``UnreadableTranscript`` for a file that is not regular or is over
+    ``MAX_TRANSCRIPT_BYTES`` (never read), else only when the file cannot be read at all
+    (``FileNotFoundError``, ``PermissionError``).
     """
     header: dict[str, Any] = {}
     messages: list[Message] = []
+    try:
+        data = read_regular(path, MAX_TRANSCRIPT_BYTES)
+    except FileTooLarge as error:
+        raise UnreadableTranscript(
+            f"the transcript {path} is {error.size / MIB:,.0f} MiB; wave-ls loads at most "
+            f"{MAX_TRANSCRIPT_BYTES // MIB} MiB of a transcript, so it was not loaded"
+        ) from None
+    except NotRegularFile:
+        raise UnreadableTranscript(f"{path} is not a regular file; it was not read") from None
     # Split on "\n" only: str.splitlines() would also split on U+2028 and friends, which
     # json.dumps(ensure_ascii=False) leaves raw inside strings.
-    lines = path.read_bytes().decode("utf-8", errors="replace").split("\n")
+    lines = data.decode("utf-8", errors="replace").split("\n")
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     for number, line in enumerate(lines, start=1):
         if not line.strip():

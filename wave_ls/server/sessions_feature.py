@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
 from wave_ls.runtime.services import Services
-from wave_ls.runtime.transcript import valid_session_id
+from wave_ls.runtime.transcript import UnreadableTranscript, valid_session_id
 from wave_ls.server.app import WaveServer
 from wave_ls.server.editor_lsp import editor_lsp_for
 from wave_ls.server.params import (
@@ -84,7 +84,6 @@ def open_session(
 def register(server: WaveServer) -> None:
     @server.feature(SESSION_NEW)
     async def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
-        from wave_ls.session import resume_messages
         from wave_ls.worktrees.model import IsolationError
 
         p = require_object(params, SESSION_NEW)
@@ -100,7 +99,7 @@ def register(server: WaveServer) -> None:
                 raise JsonRpcInvalidParams(f"{SESSION_NEW}: invalid sessionId {resume_id!r}")
             if resume_id in registry.sessions:
                 return {"sessionId": resume_id, "resumed": True}
-            saved = await asyncio.to_thread(resume_messages, ls.home, resume_id)
+            saved = await saved_session(ls, resume_id, SESSION_NEW)
             if resume_id in registry.sessions:  # resumed by a request that came meanwhile
                 return {"sessionId": resume_id, "resumed": True}
             if saved is None:
@@ -166,8 +165,6 @@ def register(server: WaveServer) -> None:
 
     @server.feature(SESSION_MESSAGES)
     async def session_messages(ls: WaveServer, params: Any) -> dict[str, Any]:
-        from wave_ls.session import resume_messages
-
         p = require_object(params, SESSION_MESSAGES)
         session_id = required_str(p, "sessionId", SESSION_MESSAGES)
         session = ls.sessions.sessions.get(session_id)
@@ -175,7 +172,7 @@ def register(server: WaveServer) -> None:
             return {"messages": [message.to_json() for message in session.messages]}
         saved = None
         if valid_session_id(session_id):
-            saved = await asyncio.to_thread(resume_messages, ls.home, session_id)
+            saved = await saved_session(ls, session_id, SESSION_MESSAGES)
         if saved is None:
             raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
         return {"messages": [message.to_json() for message in saved[1]]}
@@ -218,6 +215,19 @@ def register(server: WaveServer) -> None:
             raise JsonRpcInvalidParams(f"{SESSION_CONFIGURE}: 'model' must not be empty")
         mode_now, model_now = session.configure(permission_mode=mode, model=model)
         return {"permissionMode": mode_now, "model": model_now}
+
+
+async def saved_session(
+    ls: WaveServer, session_id: str, method: str
+) -> tuple[dict[str, Any], list[Message]] | None:
+    """A saved session's header and messages (None: none saved); InvalidParams saying why
+    for a transcript that is not loaded (too big, not a regular file)."""
+    from wave_ls.session import resume_messages
+
+    try:
+        return await asyncio.to_thread(resume_messages, ls.home, session_id)
+    except UnreadableTranscript as error:
+        raise JsonRpcInvalidParams(f"{method}: session {session_id!r}: {error}") from None
 
 
 def permission_mode_param(p: dict[str, Any], method: str) -> PermissionMode | None:
