@@ -16,7 +16,7 @@ import wave_ls
 LAYERS: list[set[str]] = [
     {"log"},
     {"runtime"},  # the engine: knows nothing of the features, the adapters or LSP
-    {"agents", "chat_input", "tasks", "worktrees", "fake_model"},  # features, one each
+    {"agents", "chat_input", "tasks", "worktrees", "fake_model", "mcp"},  # features, one each
     {"subagents"},  # delegation: uses agents, tasks and worktrees
     {"session"},  # the SDK entry: assembles everything below
     {"server", "acp"},  # the two protocol adapters

@@ -9,6 +9,7 @@ and the mention reminders added to each user message.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import uuid
@@ -23,6 +24,9 @@ from wave_ls.chat_input.mentions import (
     find_file_mentions,
     mention_reminder,
 )
+from wave_ls.mcp.config import ServerSpec
+from wave_ls.mcp.manager import McpManager, default_manager
+from wave_ls.mcp.tools import LiveTools
 from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import (
@@ -45,6 +49,7 @@ from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.runtime.tools.task_list import TaskList
 from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
+from wave_ls.subagents.agent_mcp import SessionMcp
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
 from wave_ls.subagents.settings import foreground_timeout
@@ -84,6 +89,8 @@ class AgentSession:
         messages: Sequence[Message] = (),
         persist: bool = True,
         catalog: Callable[[], AgentCatalog] | None = None,
+        mcp: McpManager | None = None,
+        mcp_servers: Sequence[ServerSpec] = (),
     ) -> None:
         self.id = session_id or uuid.uuid4().hex
         self.cwd = cwd.resolve()
@@ -115,6 +122,10 @@ class AgentSession:
             plan_mode=PlanModeExit(self),
         )
         all_tools = list(tools) if tools is not None else session_tools()
+        # MCP servers (docs/mcp.md): the folder's, shared with its other sessions, plus the
+        # ones an ACP client gave; started in the background, tools join between rounds.
+        manager = mcp or default_manager()
+        self.mcp = manager.open(self.cwd, home, self.id, mcp_servers)
         if catalog is not None:
             self.subagents = SubagentHost(
                 client=client,
@@ -127,15 +138,23 @@ class AgentSession:
                 emit=self.conversation_sink_emit,
                 foreground_timeout=foreground_timeout(self.cwd, home),
                 tool_factory=session_tools,
+                mcp=SessionMcp(
+                    tools=self.mcp.tools,
+                    wait=self.mcp.wait_for,
+                    open_own=lambda specs: manager.open(self.cwd, home, self.id, specs),
+                ),
             )
             all_tools.append(AgentTool(self.subagents))
         config = AgentConfig(
             system_prompt=main_system_prompt(self.cwd),
             model=model,
-            tools=all_tools,
+            tools=LiveTools(all_tools, self.mcp.tools),
             permission_mode=permission_mode,
             context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
-            inbox=lambda: [notice.message() for notice in self.tasks.take_notices()],
+            inbox=lambda: [
+                *(notice.message() for notice in self.tasks.take_notices()),
+                *self.mcp.take_notes(),
+            ],
             sandbox_auto_allow=self.sandbox is not None,
         )
         context = ToolContext(
@@ -156,6 +175,9 @@ class AgentSession:
             on_append=self.transcript.append if self.transcript else None,
         )
         self._lock = asyncio.Lock()
+        with contextlib.suppress(RuntimeError):  # no loop yet: the first message starts them
+            # After the caller's own set-up (an adapter hears "starting" once it listens).
+            asyncio.get_running_loop().call_soon(self.mcp.start)
         self._turn: asyncio.Task[Any] | None = None  # the task running the current turn
         self._waking: asyncio.Task[None] | None = None
         self._turn_reason = ""
@@ -195,6 +217,7 @@ class AgentSession:
                 return TurnResult("cancelled", "", Usage(), "the session was closed")
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
+            self.mcp.start()  # made without a running loop: they start now
             return await self.conversation.run_turn(self.user_messages(text, supplied_files))
         finally:
             self._turn_reason = ""
@@ -305,6 +328,7 @@ class AgentSession:
         if running:
             await asyncio.wait(running)
         await self.tasks.stop_all()
+        await self.mcp.close()  # the folder's servers stop with its last session
         self.worktrees.close()
         for sandbox in (*self._retired_sandboxes, self.sandbox):
             if sandbox is not None:

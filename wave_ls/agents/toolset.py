@@ -63,6 +63,13 @@ WHY_NEVER = {
 }
 # An MCP tool (``mcp__<server>__<tool>``) or all of a server's (``mcp__<server>``).
 MCP_PREFIX = "mcp__"
+# The tools that reach MCP servers' resources (given when a server offers resources), and
+# Claude Code's names for them.
+MCP_RESOURCE_TOOLS: tuple[str, ...] = ("ListMcpResources", "ReadMcpResource")
+CLAUDE_CODE_RESOURCE_TOOLS = {
+    "ListMcpResourcesTool": "ListMcpResources",
+    "ReadMcpResourceTool": "ReadMcpResource",
+}
 
 
 def resolve_tools(
@@ -86,6 +93,33 @@ def resolve_tools(
     return out
 
 
+def mcp_tool_granted(
+    name: str,
+    server_prefix: str | None,
+    tools: Sequence[str] | None,
+    disallowed: Sequence[str] | None,
+) -> bool:
+    """Whether a subagent gets the MCP tool ``name`` (``mcp__<server>__<tool>``, or a
+    resource tool when ``server_prefix`` is None) under its ``tools`` / ``disallowedTools``.
+
+    A list names it by its full name, or all of its server's tools by ``mcp__<server>``
+    (also ``mcp__<server>__*``); no whitelist (or ``*``) means every tool.
+    """
+
+    def named(names: Sequence[str]) -> bool:
+        if name in names:
+            return True
+        if server_prefix is None:
+            return any(CLAUDE_CODE_RESOURCE_TOOLS.get(written) == name for written in names)
+        return server_prefix in names or f"{server_prefix}__*" in names
+
+    if disallowed and named(disallowed):
+        return False
+    if tools is None or ALL_TOOLS_WILDCARD in tools:
+        return True
+    return named(tools)
+
+
 def tool_summary(defn: AgentDefinition) -> str:
     """The tool summary the model reads in the ``Agent`` tool description (FM-4).
 
@@ -95,6 +129,14 @@ def tool_summary(defn: AgentDefinition) -> str:
     """
     if defn.tools is not None and ALL_TOOLS_WILDCARD not in defn.tools:
         resolved = resolve_tools(ALL_TOOL_NAMES, defn.tools, defn.disallowed_tools)
+        # MCP names as written: which of them exist depends on the servers configured.
+        extra = [
+            name
+            for name in defn.tools
+            if (name.startswith(MCP_PREFIX) or name in MCP_RESOURCE_TOOLS)
+            and name not in (defn.disallowed_tools or ())
+        ]
+        resolved = [*resolved, *extra]
         return ", ".join(resolved) if resolved else "None"
     excluded = _known_unique(defn.disallowed_tools or ())
     return "All except " + ", ".join(excluded) if excluded else "All tools"
@@ -131,6 +173,10 @@ def read_tool_name(key: str, written: str) -> ToolName:
         return ToolName(written, "tool", written)
     if written.startswith(MCP_PREFIX):
         return ToolName(written, "mcp")
+    if written in MCP_RESOURCE_TOOLS:
+        return ToolName(written, "tool", written)
+    if written in CLAUDE_CODE_RESOURCE_TOOLS:
+        return ToolName(written, "mapped", CLAUDE_CODE_RESOURCE_TOOLS[written])
     base, paren, _rule = written.partition("(")
     whitelist = key == "tools"
     if base in ALL_TOOL_NAMES:

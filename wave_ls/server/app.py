@@ -271,6 +271,7 @@ def create_server() -> WaveServer:
     from wave_ls.server import (
         agents_feature,
         authoring_feature,
+        mcp_feature,
         sessions_feature,
         tasks_feature,
         trust_feature,
@@ -279,6 +280,7 @@ def create_server() -> WaveServer:
 
     agents_feature.register(server)
     authoring_feature.register(server)
+    mcp_feature.register(server)
     sessions_feature.register(server)
     tasks_feature.register(server)
     trust_feature.register(server)

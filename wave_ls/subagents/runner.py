@@ -21,11 +21,13 @@ import dataclasses
 import logging
 import secrets
 from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
+from wave_ls.mcp.config import startup_timeout
+from wave_ls.mcp.tools import LiveTools
 from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.core import (
     Event,
@@ -52,11 +54,11 @@ from wave_ls.runtime.prompts import subagent_environment
 from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import SubagentBridge, SubagentListener
+from wave_ls.subagents.agent_mcp import AgentServers, SessionMcp, agent_servers, mcp_note
 from wave_ls.subagents.claude_keys import (
     agent_hooks,
     agent_params,
     agent_start,
-    mcp_only_note,
     trusted_mode,
 )
 from wave_ls.subagents.hooks import AgentHooks
@@ -93,6 +95,8 @@ class SubagentHost:
     foreground_timeout: float = DEFAULT_FOREGROUND_TIMEOUT
     # The endpoint's model ids when known (a `claude-*` id it lists is sent as is).
     served_models: Callable[[], Collection[str] | None] = lambda: None
+    # The session's MCP servers, as its subagents may use them (none by default).
+    mcp: SessionMcp = field(default_factory=SessionMcp)
 
 
 @dataclass
@@ -134,10 +138,15 @@ def owner_label(instance_id: str, record: DelegationRecord, session_id: str) -> 
 
 
 def subagent_config(
-    host: SubagentHost, definition: AgentDefinition, cwd: Path, model: str | None = None
+    host: SubagentHost,
+    definition: AgentDefinition,
+    cwd: Path,
+    model: str | None = None,
+    servers: AgentServers | None = None,
 ) -> AgentConfig:
     """The configuration a subagent runs with, derived from its definition and its parent
-    (``model``: the one ``subagent_model`` chose, when the caller has it already)."""
+    (``model``: the one ``subagent_model`` chose, when the caller has it already;
+    ``servers``: its MCP side, whose tools join its own between rounds)."""
     parent = host.parent_config()
     all_tools = list(host.tool_factory())
     allowed = resolve_tools(
@@ -146,7 +155,8 @@ def subagent_config(
     memory_cwd, home = host.memory_cwd, host.home
     start = agent_start(definition, memory_cwd, home)
     granted = {*allowed, *start.extra_tools}
-    tools = [tool for tool in all_tools if tool.name in granted]
+    fixed = [tool for tool in all_tools if tool.name in granted]
+    tools: Sequence[Tool] = fixed if servers is None else LiveTools(fixed, servers.tools)
     return AgentConfig(
         system_prompt=definition.system_prompt + start.prompt + subagent_environment(cwd),
         model=model or subagent_model(host, definition).model,
@@ -158,18 +168,29 @@ def subagent_config(
         context_reminder=(lambda: None)
         if definition.omit_agents_md
         else (lambda: memory_reminder_for(memory_cwd, home)),
-        read_only_bash=definition.source == "builtin" and definition.name in READ_ONLY_BUILTINS,
+        read_only_bash=read_only_builtin(definition),
         sandbox_auto_allow=parent.sandbox_auto_allow,
         max_rounds=definition.max_turns or DEFAULT_MAX_ROUNDS,
         free_write_dirs=start.free_write_dirs,
     )
 
 
+def read_only_builtin(definition: AgentDefinition) -> bool:
+    """Explore and Plan: plan mode's Bash rules, and only read-only MCP tools."""
+    return definition.source == "builtin" and definition.name in READ_ONLY_BUILTINS
+
+
 def fork_config(host: SubagentHost) -> AgentConfig:
-    """A copy of the main agent: its prompt, model and tools, minus ``Agent`` and the task
-    list (FORK-2); no inbox, so task notices never reach it."""
+    """A copy of the main agent: its prompt, model and tools (its MCP tools as they come
+    and go), minus ``Agent`` and the task list (FORK-2); no inbox, so task notices never
+    reach it."""
     parent = host.parent_config()
-    tools = [tool for tool in parent.tools if tool.name not in NEVER_FOR_SUBAGENTS]
+    tools: Sequence[Tool]
+    if isinstance(parent.tools, LiveTools):
+        fixed = [tool for tool in parent.tools.fixed if tool.name not in NEVER_FOR_SUBAGENTS]
+        tools = LiveTools(fixed, parent.tools.extra)
+    else:
+        tools = [tool for tool in parent.tools if tool.name not in NEVER_FOR_SUBAGENTS]
     return dataclasses.replace(parent, tools=tools, inbox=lambda: [])
 
 
@@ -246,12 +267,15 @@ async def run_delegation(
         services=ctx.services.for_subagent(planned),
         sandbox=ctx.sandbox if launch is None else None,  # an isolated run's: when it is made
     )
+    servers: AgentServers | None = None
     if delegation.definition is None:
         config = fork_config(host)
         history = fork_history(host.parent_messages(), ctx.tool_call_id)
     else:
         choice = subagent_model(host, delegation.definition)  # the settings read once
-        config = subagent_config(host, delegation.definition, cwd, choice.model)
+        definition = delegation.definition
+        servers = agent_servers(definition, host.mcp, read_only_builtin(definition))
+        config = subagent_config(host, definition, cwd, choice.model, servers)
         history = []
         record.model_note = choice.note
     record.model = config.model
@@ -304,6 +328,8 @@ async def run_delegation(
     error: str | None = None
     try:
         async with asyncio.timeout(delegation.timeout):
+            if servers is not None:  # the MCP servers it names, before its first request
+                await servers.ready(startup_timeout())
             turn = await beside_worktree(run_turns(conversation, delegation.prompt, hooks), launch)
         error = turn.error if turn.status != "completed" else None
         if turn.limit_reached and delegation.definition and delegation.definition.max_turns:
@@ -318,6 +344,8 @@ async def run_delegation(
         error = f"{type(exc).__name__}: {exc}"
     finally:
         bridge.cleanup()
+        if servers is not None:
+            await servers.close()
         # What it cost so far, also when it was stopped (a stopped run's notice reports it).
         record.usage = RunUsage(
             conversation.usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms()
@@ -347,7 +375,7 @@ async def run_delegation(
     if notes and delegation.report_worktree:
         result.content += "\n\n" + "\n".join(notes)
     if delegation.definition is not None:
-        tools_note = mcp_only_note(delegation.definition, [tool.name for tool in config.tools])
+        tools_note = mcp_note(delegation.definition, [tool.name for tool in config.tools])
         result.content += f"\n\n{tools_note}" if tools_note else ""
     result.short_result = record.summary
     result.details = record.to_json()

@@ -1,0 +1,107 @@
+"""A real MCP server for the tests, written with the ``mcp`` SDK (``MCPServer``, FastMCP's
+name in mcp 2): ``python tests/support/mcp_server.py [--http PORT] [--start-delay S]``.
+
+Tools: ``echo`` (text back), ``peek`` (annotated ``readOnlyHint: true``), ``slow``
+(sleeps), ``fail`` (an ``isError`` result), ``crash`` (the process exits mid-call),
+``pid`` (its process id), ``garbage`` (writes a line that is no MCP message, then answers),
+``env`` (an environment variable's value), ``grow`` (adds a tool and says the list
+changed), ``picture`` (an image and text). One resource: ``note://hello``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ImageContent, TextContent, ToolAnnotations
+
+server = MCPServer("wave-test")
+
+
+@server.tool(description="Echo the text back")
+def echo(text: str) -> str:
+    return f"echo: {text}"
+
+
+@server.tool(
+    description="Look without changing anything", annotations=ToolAnnotations(read_only_hint=True)
+)
+def peek(what: str = "") -> str:
+    return f"peeked {what}".strip()
+
+
+@server.tool(description="Sleep, then answer")
+async def slow(seconds: float) -> str:
+    await asyncio.sleep(seconds)
+    return "slept"
+
+
+@server.tool(description="Always fails")
+def fail() -> str:
+    raise ToolError("it failed on purpose")
+
+
+@server.tool(description="The server process exits during the call")
+def crash() -> str:
+    sys.stderr.write("crashing now\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool(description="The server's process id")
+def pid() -> str:
+    return str(os.getpid())
+
+
+@server.tool(description="Writes a line that is not an MCP message, then answers")
+def garbage() -> str:
+    os.write(1, b"this is not json\n")
+    return "answered after garbage"
+
+
+@server.tool(description="An environment variable of the server")
+def env(name: str) -> str:
+    return os.environ.get(name, "<unset>")
+
+
+@server.tool(description="Adds the tool 'grown' and tells the client the list changed")
+async def grow(ctx: Context) -> str:
+    def grown() -> str:
+        return "I am new"
+
+    server.add_tool(grown, name="grown", description="A tool added at run time")
+    await ctx.session.send_tool_list_changed()
+    return "grew"
+
+
+@server.tool(description="A picture and a caption")
+def picture() -> list[TextContent | ImageContent]:
+    data = base64.b64encode(b"\x89PNG fake").decode()
+    return [TextContent(text="a caption"), ImageContent(data=data, mime_type="image/png")]
+
+
+@server.resource("note://hello", name="hello", description="A greeting", mime_type="text/plain")
+def hello() -> str:
+    return "hello from a resource"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--start-delay", type=float, default=0.0)
+    options = parser.parse_args()
+    time.sleep(options.start_delay)
+    if options.http is not None:
+        server.run("streamable-http", host="127.0.0.1", port=options.http)
+    else:
+        server.run()
+
+
+if __name__ == "__main__":
+    main()
