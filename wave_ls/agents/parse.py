@@ -237,17 +237,13 @@ class _Reader:
             )
         else:
             listed = ", ".join(tool.written for tool, _ in names)
-            alone = (
-                "; this subagent lists only MCP tools, so it runs with no tools until then"
-                if only_mcp
-                else ""
+            alone = "; it lists only MCP tools: without them it has no tools" if only_mcp else ""
+            message = (
+                f"{key}: MCP tools, given when a configured MCP server offers them "
+                f"(docs/mcp.md): {listed}{alone}"
             )
-            self.warn(
-                line,
-                f"{key}: MCP tools are not available yet (MCP servers come in a later "
-                f"version of wave-ls): {listed}{alone}",
-                span,
-                ProblemCode.MCP_TOOL,
+            self.warnings.append(
+                Problem(self.path, line, message, "info", span, ProblemCode.MCP_TOOL)
             )
 
     def note(self, line: int, message: str, span: Span | None = None) -> None:
