@@ -102,16 +102,28 @@ function startProcess(name, command, args, options, ready) {
 }
 
 export class World {
+  /**
+   * `name`: a prefix for this world's logs (a second world keeps the first one's output);
+   * `files`: the project's files (committed); `workspaceTrust`: VS Code's workspace trust
+   * is on, so the folder opens in Restricted Mode (without a startup prompt).
+   */
+  constructor({ name = '', files = PROJECT_FILES, workspaceTrust = false } = {}) {
+    this.name = name;
+    this.files = files;
+    this.workspaceTrust = workspaceTrust;
+  }
+
   async start() {
-    rmSync(outputDir, { recursive: true, force: true, maxRetries: 3 });
+    if (!this.name) rmSync(outputDir, { recursive: true, force: true, maxRetries: 3 });
     mkdirSync(join(outputDir, 'screenshots'), { recursive: true });
+    const prefix = this.name ? `${this.name}-` : '';
     this.waveLs = process.env.WAVE_LS ? process.env.WAVE_LS : waveLsBinary();
     this.vsix = vsixPath();
     this.tmp = mkdtempSync(join(tmpdir(), 'wave-e2e-'));
     this.home = join(this.tmp, 'home');
     this.project = join(this.tmp, 'calc-project');
     mkdirSync(this.home, { recursive: true });
-    for (const [relative, text] of Object.entries(PROJECT_FILES)) {
+    for (const [relative, text] of Object.entries(this.files)) {
       const file = join(this.project, relative);
       mkdirSync(dirname(file), { recursive: true });
       writeFileSync(file, text);
@@ -126,7 +138,7 @@ export class World {
     delete env.OPENAI_BASE_URL;
     delete env.WAVE_MODEL;
     log('starting wave-ls fake-model');
-    this.model = await startProcess('fake-model', this.waveLs, ['fake-model', '--port', '0', '--script', scriptFile], { env }, /listening on (\S+)/);
+    this.model = await startProcess(`${prefix}fake-model`, this.waveLs, ['fake-model', '--port', '0', '--script', scriptFile], { env }, /listening on (\S+)/);
     this.modelUrl = this.model.match[1];
 
     const userData = join(this.tmp, 'user-data');
@@ -142,7 +154,9 @@ export class World {
           'workbench.startupEditor': 'none',
           'workbench.tips.enabled': false,
           'workbench.colorTheme': 'Default Dark Modern',
-          'security.workspace.trust.enabled': false,
+          ...(this.workspaceTrust
+            ? { 'security.workspace.trust.enabled': true, 'security.workspace.trust.startupPrompt': 'never' }
+            : { 'security.workspace.trust.enabled': false }),
           'extensions.autoCheckUpdates': false,
           'extensions.autoUpdate': false,
           'update.mode': 'none',
@@ -166,7 +180,7 @@ export class World {
     const port = await freePort();
     log(`starting code-server on 127.0.0.1:${port}`);
     this.codeServer = await startProcess(
-      'code-server',
+      `${prefix}code-server`,
       process.execPath,
       [
         entry,
@@ -174,7 +188,7 @@ export class World {
         '--bind-addr', `127.0.0.1:${port}`,
         '--disable-telemetry',
         '--disable-update-check',
-        '--disable-workspace-trust',
+        ...(this.workspaceTrust ? [] : ['--disable-workspace-trust']),
         '--disable-getting-started-override',
         '--user-data-dir', userData,
         '--extensions-dir', extensions,
@@ -248,9 +262,10 @@ export class World {
     // VS Code's own logs, the extension's "Wave" output channel (the server's stderr) among
     // them: what a failed run needs to be understood once the temporary folder is gone.
     const logs = this.tmp && join(this.tmp, 'user-data', 'logs');
-    if (logs && existsSync(logs)) cpSync(logs, join(outputDir, 'vscode-logs'), { recursive: true });
+    const prefix = this.name ? `${this.name}-` : '';
+    if (logs && existsSync(logs)) cpSync(logs, join(outputDir, `${prefix}vscode-logs`), { recursive: true });
     const sessions = this.home && join(this.home, '.wave', 'sessions'); // the saved transcripts
-    if (sessions && existsSync(sessions)) cpSync(sessions, join(outputDir, 'sessions'), { recursive: true });
+    if (sessions && existsSync(sessions)) cpSync(sessions, join(outputDir, `${prefix}sessions`), { recursive: true });
     if (this.tmp && !process.env.WAVE_E2E_KEEP) rmSync(this.tmp, { recursive: true, force: true, maxRetries: 3 });
   }
 }

@@ -98,6 +98,13 @@ test('open the view: the chat appears in the activity bar container, themed', as
   const csp = await view.evaluate(() => document.querySelector('meta[http-equiv="Content-Security-Policy"]')?.getAttribute('content') ?? '');
   // the inner frame holds our document; VS Code also sets its own policy on the host frame
   assert.ok(!csp || /script-src 'nonce-/.test(csp), `strict CSP: ${csp}`);
+  // This window is trusted (VS Code's trust is off here): the extension trusted the folder
+  // on the server at start (issue 25), so its repository's settings apply and no notice shows.
+  const trustFile = join(world.home, '.wave', 'trust.json');
+  const deadline = Date.now() + TIMEOUT;
+  while (!existsSync(trustFile) && Date.now() < deadline) await page.waitForTimeout(200);
+  const kept = JSON.parse(readFileSync(trustFile, 'utf8')).folders;
+  assert.equal(kept[world.project]?.trusted, true, `wave/workspace/trust at start: ${JSON.stringify(kept)}`);
   await world.screenshot('01-view');
 });
 

@@ -67,5 +67,7 @@ node node_modules/code-server/out/node/entry.js --version
 
 step "end to end: code-server + headless Chromium + wave-ls (.vsix $VSIX)"
 cd "$EXT"
-WAVE_VSIX="$VSIX" node --test --test-concurrency=1 --test-timeout=1200000 e2e/
+# In this order: the second world (workspace trust, Restricted Mode) keeps the first's output.
+WAVE_VSIX="$VSIX" node --test --test-concurrency=1 --test-timeout=1200000 \
+  e2e/vscode.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs
 step "done"
