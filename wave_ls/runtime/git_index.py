@@ -9,6 +9,8 @@ planted as ``.git``, ``.git/index`` or the ``gitdir:`` file never hangs the call
 
 from __future__ import annotations
 
+import bisect
+import functools
 import io
 import os
 import stat
@@ -169,5 +171,17 @@ def tracked_under(folder: Path, prefix: str) -> list[Path]:
     paths = tracked_paths(repository.index)
     if base is None or not paths:
         return []
+    ordered = _sorted(paths)
     start = base + b"/"
-    return sorted(repository.root / os.fsdecode(p) for p in paths if p.startswith(start))
+    found = []
+    for index in range(bisect.bisect_left(ordered, start), len(ordered)):
+        if not ordered[index].startswith(start):
+            break
+        found.append(repository.root / os.fsdecode(ordered[index]))
+    return found
+
+
+@functools.lru_cache(maxsize=8)
+def _sorted(paths: frozenset[bytes]) -> tuple[bytes, ...]:
+    """The index's paths in order, once per index read (a prefix is then a range)."""
+    return tuple(sorted(paths))
