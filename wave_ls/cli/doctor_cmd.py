@@ -4,8 +4,9 @@ One line per check, ``ok``, ``warn`` (works, with less) or ``FAIL`` (something n
 missing): the command sandbox, git, ripgrep, the model endpoint (the key is never printed,
 only whether it is set), the settings files and the agent files of the folder (a file that
 is not loaded fails; agents loaded with warnings, or with a model the endpoint does not
-offer, warn). Exit code 1 when any check fails, 2 for a bad ``--cwd``, else 0 (warnings
-included).
+offer, warn), and the folder's MCP servers (each allowed one started once and asked for
+its tools; one that fails warns). Exit code 1 when any check fails, 2 for a bad ``--cwd``,
+else 0 (warnings included).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
         endpoint_check(),
         settings_check(cwd, home),
         agents_check(cwd, home),
+        mcp_check(cwd, home),
     ]
     failed = any(check.level == FAIL for check in checks)
     if args.json:
@@ -120,7 +122,14 @@ def probe_sandbox() -> str | None:
         try:
             script = f"touch '{inside}/ok'; touch '{outside}/escaped' 2>/dev/null; true"
             argv, options = confined(["sh", "-c", script], box, {})
-            done = subprocess.run(argv, capture_output=True, timeout=30, check=False, **options)
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=30,
+                check=False,
+                **options,
+            )
         except (OSError, subprocess.TimeoutExpired) as error:
             return f"the probe could not run ({error})"
         finally:
@@ -224,11 +233,48 @@ def agents_check(cwd: Path, home: Path | None = None) -> Check:
     return Check("agents", level, summary, details)
 
 
+def mcp_check(cwd: Path, home: Path) -> Check:
+    """The folder's MCP servers: those that may start are started and asked for their tools
+    (then stopped); the others say why they wait. A server that fails warns (the agent
+    works without it)."""
+    import asyncio
+
+    from wave_ls.mcp.manager import McpManager
+
+    async def probe() -> list[dict[str, object]]:
+        manager = McpManager()
+        handle = manager.open(cwd, home, "doctor")
+        try:
+            handle.start()
+            await handle.wait_for(None)
+            return await manager.list(cwd, home)
+        finally:
+            await handle.close()
+
+    rows = asyncio.run(probe())
+    if not rows:
+        return Check("mcp", OK, "no MCP servers")
+    details = []
+    for row in rows:
+        tools = row.get("tools") or []
+        line = f"{row['name']} ({row['scope']}, {row['transport']}): {row['status']}"
+        if row["status"] == "connected":
+            line += f", {len(tools)} tools"  # type: ignore[arg-type]
+        if row.get("error"):
+            line += f": {row['error']}"
+        details.append(line)
+    failed = sum(row["status"] == "failed" for row in rows)
+    summary = f"{len(rows)} servers" + (f", {failed} failed" if failed else "")
+    return Check("mcp", WARN if failed else OK, summary, details)
+
+
 def _version(argv: list[str]) -> str | None:
     import subprocess
 
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, timeout=10, check=False)
+        done = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
