@@ -129,6 +129,13 @@ async def test_a_hostile_clone_acts_only_once_trusted(
     assert all(item["detail"] and "\n" not in item["detail"] for item in status["heldBack"])
     assert untrusted_marks == []  # no WorktreeCreate, agent or WorktreeRemove hook ran
     assert untrusted_worktrees == ["untrusted-wt"]  # made by git, not by the hook
+    entered = [
+        m["content"]
+        for body in fake_model.chat_bodies()
+        for m in body["messages"]
+        if m["role"] == "tool" and "untrusted-wt" in m["content"]
+    ]
+    assert entered and "this folder is not trusted yet" in entered[-1]
     # The repository's sandbox.enabled did not remove the prompts; its bypassPermissions agent
     # ran in the session's mode (asked too).
     assert untrusted_prompts == [

@@ -51,6 +51,12 @@ def load_worktree_settings(project_dir: Path | None, home: Path | None = None) -
         log.warning("%s", warning)
     settings = parse_worktree_settings([(layer.path, layer.data) for layer in layers])
     settings.warnings[:0] = warnings
+    for layer in layers:
+        if "hooks" in layer.held_back:  # workspace trust (runtime/trust.py)
+            settings.warnings.append(
+                f"{layer.path}: its hooks were not run: the repository committed them and "
+                "this folder is not trusted yet (wave/workspace/trust, wave-ls run --trust)"
+            )
     return settings
 
 
