@@ -1,13 +1,13 @@
 // One wave-ls ACP scenario driven by the TypeScript SDK's client (an implementation
 // independent of the Python `acp` package the main suite uses): initialize, session/new
 // with its modes and commands, a prompt that delegates to Explore and then edits a file
-// after a permission prompt, session/set_mode.
+// after a permission prompt, session/set_mode; a cloned repository's trust question.
 //
 // WAVE_PYTHON: the Python that has wave-ls installed (default: python3).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { Readable, Writable } from "node:stream";
@@ -16,7 +16,7 @@ import * as acp from "@agentclientprotocol/sdk";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const python = process.env.WAVE_PYTHON || "python3";
-const work = mkdtempSync(join(tmpdir(), "wave-acp-ts-"));
+const work = realpathSync(mkdtempSync(join(tmpdir(), "wave-acp-ts-")));
 const home = join(work, "home");
 const project = join(work, "project");
 const updates = [];
@@ -77,8 +77,11 @@ before(async () => {
     })
     .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
       permissions.push(params);
-      const once = params.options.find((option) => option.kind === "allow_once");
-      return { outcome: { outcome: "selected", optionId: once.optionId } };
+      // A tool call: allow once. The trust question has no "once": trust the folder.
+      const pick =
+        params.options.find((option) => option.kind === "allow_once") ??
+        params.options.find((option) => option.kind === "allow_always");
+      return { outcome: { outcome: "selected", optionId: pick.optionId } };
     });
   connection = app.connect(stream);
   agent = connection.agent;
@@ -155,4 +158,35 @@ test("a delegation is one live tool call; an edit asks first", async () => {
 test("session/set_mode switches to plan", async () => {
   const response = await agent.request(acp.methods.agent.session.setMode, { sessionId, modeId: "plan" });
   assert.deepEqual(response, {});
+});
+
+test("a cloned repository with committed settings is asked about at the first prompt", async () => {
+  const clone = join(work, "clone");
+  mkdirSync(join(clone, ".wave"), { recursive: true });
+  writeFileSync(join(clone, ".wave", "settings.json"), JSON.stringify({ sandbox: { enabled: true } }));
+  const git = (...args) =>
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t.invalid", ...args], { cwd: clone, stdio: "pipe" });
+  git("init", "-q");
+  git("add", "-A");
+  git("commit", "-qm", "ship settings");
+  const session = await agent.request(acp.methods.agent.session.new, { cwd: clone, mcpServers: [] });
+  const asked = permissions.length;
+  const response = await agent.request(acp.methods.agent.session.prompt, {
+    sessionId: session.sessionId,
+    prompt: [{ type: "text", text: "hello" }],
+  });
+  assert.equal(response.stopReason, "end_turn");
+  assert.equal(permissions.length, asked + 1);
+  const question = permissions.at(-1);
+  assert.equal(question.toolCall.title, `Trust ${clone}?`);
+  assert.deepEqual(
+    question.options.map((o) => [o.kind, o.name]),
+    [["allow_always", "Trust this folder"], ["reject_always", "Don't trust"]],
+  );
+  const shown = updates.find(
+    (u) => u.update.sessionUpdate === "tool_call" && u.update.toolCallId === question.toolCall.toolCallId,
+  );
+  assert.equal(shown.update.kind, "other", "the question is a tool call the client was shown first");
+  const kept = JSON.parse(readFileSync(join(home, ".wave", "trust.json"), "utf8")).folders;
+  assert.equal(kept[clone].trusted, true);
 });
