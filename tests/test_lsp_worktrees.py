@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shlex
+import shutil
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -49,9 +51,9 @@ repo_template = git_repos.repo_template
 
 @asynccontextmanager
 async def server(
-    fake: FakeModelServer, home: Path, root: Path | None = None
+    fake: FakeModelServer, home: Path, root: Path | None = None, **extra: str
 ) -> AsyncIterator[WaveClient]:
-    env = server_env(home, fake.base_url, **IDENTITY)
+    env = server_env(home, fake.base_url, **IDENTITY, **extra)
     async with wave_client(env, caps=capabilities(), root=root) as client:
         yield client
 
@@ -358,8 +360,14 @@ async def test_failed_or_unknowable_runs_keep_their_worktree(
                 ),
                 route(
                     "BREAK TASK",
-                    # A worktree whose .git link is gone: git cannot tell what changed.
-                    reply("", call("Bash", {"command": "pwd -P && rm .git"})),
+                    # A worktree whose index is garbage: git cannot tell what changed.
+                    reply(
+                        "",
+                        call(
+                            "Bash",
+                            {"command": 'pwd -P && echo junk > "$(git rev-parse --git-dir)/index"'},
+                        ),
+                    ),
                     reply("broke it"),
                 ),
             ]
@@ -667,17 +675,27 @@ async def test_stopping_a_turn_applies_the_keep_remove_rule(
     assert len(blocks) == 2 and {b["status"] for b in blocks} == {"failed"}
 
 
-def hold_worktree_branches(repo: Path, action: str) -> None:
-    """A ``reference-transaction`` hook that runs ``action`` (shell) whenever git is about to
-    create a ``worktree-*`` branch: in the middle of ``git worktree add``."""
-    hook = repo / ".git" / "hooks" / "reference-transaction"
-    hook.write_text(
+def hold_worktree_add(home: Path, action: str, after: str = "") -> dict[str, str]:
+    """The server's ``PATH`` with a ``git`` in front that runs ``action`` (shell) before
+    every ``git worktree add``, and ``after`` once git is done (``$target``: the new
+    worktree's path). wave's own git runs no repository hook, so a hook cannot hold it."""
+    shim_dir = home.parent / "git-shim"
+    shim_dir.mkdir(exist_ok=True)
+    real = shutil.which("git")
+    assert real is not None
+    shim = shim_dir / "git"
+    shim.write_text(
         "#!/bin/sh\n"
-        '[ "$1" = prepared ] || exit 0\n'
-        f'if grep -q "^0* .* refs/heads/worktree-"; then {action}; fi\n'
-        "exit 0\n"
+        'case " $* " in *" worktree add "*) ;; *) exec ' + real + ' "$@";; esac\n'
+        'eval target=\\${$(($# - 1))}\n'
+        f"{action}\n"
+        f'{real} "$@"\n'
+        "code=$?\n"
+        f"{after}\n"
+        "exit $code\n"
     )
-    hook.chmod(0o755)
+    shim.chmod(0o755)
+    return {"PATH": f"{shim_dir}{os.pathsep}{os.environ['PATH']}"}
 
 
 async def test_the_first_model_request_does_not_wait_for_the_checkout(
@@ -687,7 +705,7 @@ async def test_the_first_model_request_does_not_wait_for_the_checkout(
     # call waits for the worktree and runs in it (WT-1).
     repo = cloned_repo.repo
     add_coder(repo)
-    hold_worktree_branches(repo, "sleep 3")
+    path = hold_worktree_add(home, "sleep 3")
     fake_model.set_script(
         {
             "routes": [
@@ -704,14 +722,14 @@ async def test_the_first_model_request_does_not_wait_for_the_checkout(
             ]
         }
     )
-    async with server(fake_model, home) as client:
+    async with server(fake_model, home, **path) as client:
         sid = (await new_session(client, repo))["sessionId"]
         await send(client, sid, "slow checkout")
 
     posts = [r for r in fake_model.requests() if r["method"] == "POST"]
     main_first = posts[0]["time"]
     sub_first = next(r["time"] for r in posts if "CODER TASK" in json.dumps(r["body"]))
-    assert sub_first - main_first < 2.0  # the hook holds the checkout for 3 s
+    assert sub_first - main_first < 2.0  # the shim holds the checkout for 3 s
     [worktree] = worktree_dirs(repo)
     pwd, wrote = last_results(bodies_for(fake_model, "CODER TASK")[1])
     assert same_path(pwd, worktree)
@@ -729,7 +747,7 @@ async def test_a_checkout_that_fails_after_the_first_request_fails_the_delegatio
     # delegation fails with git's reason, no tool ran anywhere, nothing is left behind.
     repo = cloned_repo.repo
     add_coder(repo)
-    hold_worktree_branches(repo, "sleep 0.5; echo 'refused by the test hook' >&2; exit 1")
+    path = hold_worktree_add(home, "sleep 0.5; echo 'refused by the test hook' >&2; exit 1")
     before = snapshot(repo)
     fake_model.set_script(
         {
@@ -743,7 +761,7 @@ async def test_a_checkout_that_fails_after_the_first_request_fails_the_delegatio
             ]
         }
     )
-    async with server(fake_model, home) as client:
+    async with server(fake_model, home, **path) as client:
         sid = (await new_session(client, repo))["sessionId"]
         await send(client, sid, "doomed checkout")
 
@@ -765,11 +783,8 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
     # request: the turn ends at once, and the worktree, once made, is removed by the rule.
     repo = cloned_repo.repo
     add_coder(repo)
-    hold_worktree_branches(repo, "sleep 4")
     checked_out = repo.parent / "checked-out.txt"  # where the worktree was, once git is done
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text(f"#!/bin/sh\npwd -P > {checked_out}\n")
-    hook.chmod(0o755)
+    path = hold_worktree_add(home, "sleep 4", f'echo "$target" > {checked_out}')
     before = snapshot(repo)
     fake_model.set_script(
         {
@@ -779,7 +794,7 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
             ]
         }
     )
-    async with server(fake_model, home) as client:
+    async with server(fake_model, home, **path) as client:
         sid = (await new_session(client, repo))["sessionId"]
         msg_id, sending = client.start_request(
             "wave/chat/send", {"sessionId": sid, "text": "start and stop"}
@@ -793,11 +808,11 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
         started = asyncio.get_running_loop().time()
         assert (await sending)["status"] == "cancelled"
         stopped_in = asyncio.get_running_loop().time() - started
-        for _ in range(200):  # git ends the checkout once the hook lets the branch through
+        for _ in range(200):  # git ends the checkout once the shim lets it run
             if checked_out.exists():
                 break
             await asyncio.sleep(0.05)
-        made = Path(checked_out.read_text().strip())
+        made = Path(os.path.realpath(checked_out.read_text().strip()))
         for _ in range(200):  # then the rule removes it, in the background
             if not made.exists() and not [b for b in branches(repo) if "worktree-" in b]:
                 break

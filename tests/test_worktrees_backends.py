@@ -133,16 +133,24 @@ def test_create_refuses_a_folder_that_is_not_a_worktree(backend: WorktreeBackend
     assert branch not in branches(repo)
 
 
-def test_a_failing_post_checkout_hook_does_not_lose_the_worktree(
-    backend: WorktreeBackend, repo: Path
+def test_the_repositorys_hooks_never_run_in_our_git(
+    backend: WorktreeBackend, repo: Path, tmp_path: Path
 ):
-    hook = repo / ".git" / "hooks" / "post-checkout"
-    hook.write_text("#!/bin/sh\necho hook failed >&2\nexit 1\n")
-    hook.chmod(0o755)
+    # A repository's hooks (a shipped .git, or one an agent wrote) run nothing of ours
+    # (issue 25): core.hooksPath is /dev/null for wave's git; dulwich runs none here.
+    ran = tmp_path / "hook-ran"
+    for name in ("post-checkout", "reference-transaction", "pre-auto-gc"):
+        hook = repo / ".git" / "hooks" / name
+        hook.write_text(f"#!/bin/sh\necho {name} >> {ran}\n")
+        hook.chmod(0o755)
     info = new_worktree(backend, repo, "hooked")
     assert info.is_new and (info.path / "README.md").exists()
     assert info.branch in branches(repo)
     assert backend.changes(info.path, info.base_commit or "") == Changes(0, 0)
+    backend.remove(repo, info.path, info.branch)
+    assert not ran.exists()
+    git(repo, "checkout", "-q", "-b", "other")  # the hook is real: git itself runs it
+    assert "post-checkout" in ran.read_text()
 
 
 def test_existing_worktree_is_reused(backend: WorktreeBackend, repo: Path):

@@ -12,13 +12,13 @@ import contextlib
 import hashlib
 import itertools
 import logging
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from wave_ls.chat_input.file_index import FileIndex
+from wave_ls.runtime.git_command import GitCommandError, run_git
 from wave_ls.runtime.git_dirs import git_dir_of
 from wave_ls.runtime.walk import WalkOptions
 from wave_ls.runtime.walk import walk_files as runtime_walk_files
@@ -206,16 +206,17 @@ def list_git_files(root: Path) -> list[str] | None:
 
 def git_ls_files(root: Path) -> bytes | None:
     """The raw output of the `git ls-files` run that lists the files, or None when git
-    cannot say."""
+    cannot say. Run as all of wave's git (`runtime/git_command.py`): nothing of the
+    repository's config that runs a program (a shipped `core.fsmonitor`), stdin
+    `/dev/null`, killed with its process group past its deadline."""
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "-t", "-c", "-o", "-d", "--exclude-standard", "-z"],
-            cwd=root,
-            capture_output=True,
+        done = run_git(
+            root,
+            *("ls-files", "-t", "-c", "-o", "-d", "--exclude-standard", "-z"),
             timeout=_GIT_TIMEOUT_SECONDS,
-            check=False,
+            text=False,
         )
-    except (OSError, subprocess.TimeoutExpired) as error:
+    except GitCommandError as error:
         log.info("git ls-files failed in %s: %s", root, error)
         return None
     return done.stdout if done.returncode == 0 else None

@@ -6,9 +6,10 @@
 - ``stop_group``: SIGTERM a command's process group, then SIGKILL it after a grace period.
 
 Every command leads a new process group (a new session), so that stopping it stops what it
-started. Each group is reported to one reaper process per server (``group_reaper``), which
-kills the groups still alive a moment after the server ends, however it ends, SIGKILL
-included.
+started, and gets stdin from ``/dev/null`` (or its own pipe): the server's stdin is the
+editor's LSP pipe, which a command would otherwise read. Each group is reported to one
+reaper process per server (``group_reaper``), which kills the groups still alive a moment
+after the server ends, however it ends, SIGKILL included.
 """
 
 from __future__ import annotations
@@ -120,6 +121,7 @@ async def spawn_group(
     run between fork and exec, its ``env`` added): what it starts inherits the confinement.
     """
     command = list(argv)
+    options.setdefault("stdin", subprocess.DEVNULL)  # never the server's: the editor's pipe
     if sandbox is not None:
         command, options = confined(command, sandbox, options)
     process = await asyncio.create_subprocess_exec(*command, start_new_session=True, **options)
@@ -148,6 +150,8 @@ def popen_confined(
     inherit its domain), so Python can use vfork: ``preexec_fn`` would make it fork the
     whole server, which costs ~9 ms per start at its size. The thread ends with the starts.
     """
+    # Never the server's stdin (the editor's LSP pipe) unless a caller passes its own.
+    starts = [(argv, {"stdin": subprocess.DEVNULL, **options}) for argv, options in starts]
     if sandbox.restrict_thread is None:
         wrapped = [confined(argv, sandbox, options) for argv, options in starts]
         return [subprocess.Popen(argv, **options) for argv, options in wrapped]
@@ -176,7 +180,9 @@ def popen_confined(
 
 
 def popen_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:
-    """``subprocess.Popen`` in a new process group the reaper watches."""
+    """``subprocess.Popen`` in a new process group the reaper watches (stdin ``/dev/null``
+    unless given: the server's own is the editor's LSP pipe)."""
+    options.setdefault("stdin", subprocess.DEVNULL)
     process = subprocess.Popen(argv, start_new_session=True, **options)
     reaper.watch(process.pid)
     return process

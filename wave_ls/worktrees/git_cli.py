@@ -86,6 +86,25 @@ def run_git_together(
         raise WorktreeError(str(error)) from error
 
 
+def inspect_worktree(
+    worktree: PathLike, *commands: tuple[str, ...], dirs: WorktreeDirs | None = None
+) -> list[subprocess.CompletedProcess[str]]:
+    """Read-only git commands in a worktree an agent may have written: through a scratch
+    git dir made from its registration (``inspection.py``), confined read-only, run
+    concurrently. ``WorktreeError`` when its dirs cannot be used or git cannot run."""
+    found = dirs_for(worktree, dirs)
+    if found is None:
+        raise WorktreeError(f"{worktree} is not a git worktree")
+    sandbox = inspection_sandbox()
+    try:
+        with scratch_git_dir(found) as (_scratch, env):
+            return run_git_together(worktree, *commands, env=env, sandbox=sandbox)
+    except OSError as error:
+        raise WorktreeError(f"cannot read {worktree}: {error}") from error
+    finally:
+        sandbox.close()
+
+
 def _checked(cwd: PathLike, *args: str) -> str:
     done = run_git(cwd, *args)
     if done.returncode != 0:
@@ -262,15 +281,11 @@ class GitCliBackend:
         count_cmd = ("rev-list", "--count", f"{base_commit}..HEAD")
         # HEAD still at the base (read from the ref files) means no commits: skip rev-list.
         unmoved = layout.read_head_in(found.git_dir, found.common) == base_commit.lower()
-        sandbox = inspection_sandbox()
         try:
-            with scratch_git_dir(found) as (_scratch, env):
-                commands = (status_cmd, *([] if unmoved else [count_cmd]))
-                results = run_git_together(wt, *commands, env=env, sandbox=sandbox)
-        except (WorktreeError, OSError) as error:
+            commands = (status_cmd, *([] if unmoved else [count_cmd]))
+            results = inspect_worktree(wt, *commands, dirs=found)
+        except WorktreeError as error:
             return Changes.unknown(str(error))
-        finally:
-            sandbox.close()
         status = results[0]
         if status.returncode != 0:
             return Changes.unknown(f"git status failed in {wt}: {status.stderr.strip()}")

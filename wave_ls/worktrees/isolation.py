@@ -33,23 +33,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from wave_ls.runtime import git_dirs
+from wave_ls.runtime import git_command, git_dirs
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.processes import run_process
-from wave_ls.runtime.sandbox import Confinement, confinement
+from wave_ls.runtime.sandbox import Confinement, confinement, sandbox_confines
 from wave_ls.worktrees import in_use, layout, registry_file
-from wave_ls.worktrees.git_cli import git_env, run_git
+from wave_ls.worktrees.git_cli import inspect_worktree, run_git
 from wave_ls.worktrees.hooks import run_create_hooks, run_remove_hooks
 from wave_ls.worktrees.include import LOCAL_SETTINGS, copy_local_files
+from wave_ls.worktrees.inspection import WorktreeDirs, registered_dirs
 from wave_ls.worktrees.layout import worktree_location
 from wave_ls.worktrees.manager import WorktreeManager
 from wave_ls.worktrees.model import Changes, IsolationError, WorktreeError
 from wave_ls.worktrees.names import agent_name, name_problem, session_name
+from wave_ls.worktrees.object_store import (
+    PrivateStore,
+    close_private_store,
+    has_objects,
+    import_objects,
+    open_private_store,
+)
 from wave_ls.worktrees.sandboxing import (
     DetachedHead,
+    PinnedLinks,
     detach_head,
     isolated_writable,
+    pin_links,
     reattach_head,
+    restore_links,
 )
 from wave_ls.worktrees.settings import BaseRef, load_worktree_settings
 from wave_ls.worktrees.timing import PhaseClock
@@ -91,6 +102,12 @@ class IsolatedWorktree:
     # Set while a sandboxed agent runs in it: HEAD detached, the branch moved at the end
     # (``worktrees/sandboxing.py``).
     detached: DetachedHead | None = None
+    # Its git dirs as registered when it was made (before any agent ran in it): our own
+    # git uses these, never its ``.git`` or ``commondir`` (``inspection.py``).
+    git: WorktreeDirs | None = None
+    # While a sandboxed agent runs: its private object store and the pinned git links.
+    store: PrivateStore | None = None
+    links: PinnedLinks | None = None
     # Seconds per phase of its creation: prepare, hooks, base, create, include, registry.
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -353,11 +370,19 @@ def _made_and_confined(
 
 def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:
     """The sandbox of the commands of an agent working in ``wt`` (blocking; close it after
-    ``finish_isolated_worktree``): writes only in the worktree, its git admin dir, the
-    object store and a private ``TMPDIR``. When it confines, the worktree's HEAD is
-    detached until the end (``worktrees/sandboxing.py``)."""
+    ``finish_isolated_worktree``): writes only in the worktree, its git admin dir, its own
+    object store and a private ``TMPDIR``. When it confines, the worktree's HEAD is detached
+    until the end (``worktrees/sandboxing.py``), its objects go to a private store
+    (``object_store.py``) and its git links are pinned."""
+    dirs = wt.git
+    store: PrivateStore | None = None
+    if dirs is not None and dirs.linked and not wt.hook_created and sandbox_confines():
+        try:
+            store = open_private_store(dirs, wt.main_repo, wt.name)
+        except OSError as error:  # the shared store, as before: the run still works
+            log.warning("worktree %s: no private object store (%s)", wt.path, error)
     box = confinement(
-        isolated_writable(wt.path),
+        isolated_writable(wt.path, dirs, store.objects if store else None),
         private_tmp=True,
         advice=(
             f"Note: this command ran in a sandbox that allows writes only inside the worktree "
@@ -365,12 +390,20 @@ def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:
             "elsewhere (see the Sandbox section of your instructions)."
         ),
     )
-    if box.confined and wt.detached is None:
-        try:
-            wt.detached = detach_head(wt.path)
-        except BaseException:
-            box.close()
-            raise
+    if not box.confined:
+        if store is not None:
+            close_private_store(store)
+        return box
+    try:
+        if dirs is not None:
+            wt.links = pin_links(dirs)
+            if store is not None:
+                wt.store, wt.git = store, dirs.with_store(store.objects)
+        if wt.detached is None:
+            wt.detached = detach_head(wt.path, dirs)
+    except BaseException:
+        box.close()
+        raise
     return box
 
 
@@ -572,6 +605,7 @@ def _make(plan: WorktreePlan, manager: WorktreeManager) -> IsolatedWorktree:
         notes=list(plan.notes),
         work_dir=map_work_dir(plan.parent, info.path),
         base_ref=plan.base_ref,
+        git=registered_dirs(info.path, main),
         **plan.made,
     )
     if info.is_new:
@@ -674,6 +708,7 @@ def _reusable(
         notes=[f"reused the existing worktree {path}: nothing copied, and it is always kept"],
         work_dir=map_work_dir(parent, path),
         base_ref=record.base_ref if record is not None else "",
+        git=registered_dirs(path, main),
         **made,
     )
     if record is None:
@@ -791,10 +826,14 @@ def fetch_default_branch(manager: WorktreeManager, main: Path, branch: str) -> s
         if time.monotonic() - _last_fetch.get(key, -math.inf) < FETCH_INTERVAL:
             return None
         _last_fetch[key] = time.monotonic()
+        try:
+            argv = git_command.git_argv(main, ["fetch", "--quiet", "--no-tags", "origin", branch])
+        except git_command.GitCommandError as error:
+            return f"could not fetch origin ({error}): based on the last fetched origin/{branch}"
         run = run_process(
-            ["git", "fetch", "--quiet", "--no-tags", "origin", branch],
+            argv,
             cwd=main,
-            env=git_env(),
+            env=git_command.git_environment(),
             stdin=None,
             timeout=FETCH_TIMEOUT,
         )
@@ -834,7 +873,7 @@ def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
     if not wt.base_commit:
         return Changes.unknown("its base commit is unknown")
     try:
-        return manager.changes(wt.path, wt.base_commit)
+        return manager.changes(wt.path, wt.base_commit, dirs=wt.git)
     except Exception as error:  # fail-safe by design: unknown means keep
         return Changes.unknown(str(error))
 
@@ -853,6 +892,7 @@ def _finish(wt: IsolatedWorktree, manager: WorktreeManager, clock: PhaseClock) -
     # The record was written in the background: on disk when the run ends, kept or not.
     registry_file.settle(registry_file.record_path(wt.main_repo, wt.name))
     try:
+        _end_sandboxed_git(wt)  # the run's objects into the parent's store, links restored
         _reattach(wt)  # before counting: the branch must hold the run's commits
         clock.lap("reattach")
         changes = worktree_changes(wt, manager)
@@ -867,6 +907,26 @@ def _finish(wt: IsolatedWorktree, manager: WorktreeManager, clock: PhaseClock) -
     except Exception as error:  # WT-7: the run's result never depends on cleanup
         log.exception("finishing worktree %s failed", wt.path)
         return _cleanup_failed(wt, error, None)
+
+
+def _end_sandboxed_git(wt: IsolatedWorktree) -> None:
+    """Bring the private store's objects in (through git) and put git's links back; a store
+    whose objects could not be brought in stays in use, and the notes say so."""
+    store, wt.store = wt.store, None
+    links, wt.links = wt.links, None
+    if links is not None:
+        wt.notes.extend(restore_links(links))
+    if store is None:
+        return
+    problem = import_objects(store) if has_objects(store) else None
+    if problem is not None:
+        note = f"{problem}; they stay in {store.root}, which the worktree still uses"
+        log.warning("worktree %s: %s", wt.path, note)
+        wt.notes.append(note)
+        return
+    close_private_store(store)
+    if wt.git is not None:
+        wt.git = wt.git.with_store(None)
 
 
 def _reattach(wt: IsolatedWorktree) -> None:
@@ -1081,10 +1141,17 @@ def describe_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> list[str
     if manager.git is None or not wt.base_commit:
         return []
     found: list[str] = []
-    status = run_git(wt.path, "status", "--porcelain", "--untracked-files=all", "--no-renames")
+    try:
+        status, log_ = inspect_worktree(
+            wt.path,
+            ("status", "--porcelain", "--untracked-files=all", "--no-renames"),
+            ("log", "--format=%h %s", f"{wt.base_commit}..HEAD"),
+            dirs=wt.git,
+        )
+    except WorktreeError:
+        return []
     if status.returncode == 0:
         found += _capped(status.stdout.splitlines(), "files")
-    log_ = run_git(wt.path, "log", "--format=%h %s", f"{wt.base_commit}..HEAD")
     if log_.returncode == 0:
         found += _capped([f"commit {line}" for line in log_.stdout.splitlines()], "commits")
     return found

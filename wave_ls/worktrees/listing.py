@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.worktrees import layout, registry_file
+from wave_ls.worktrees.inspection import dirs_for, registered_dirs
 from wave_ls.worktrees.isolation import default_manager
 from wave_ls.worktrees.manager import WorktreeManager
 from wave_ls.worktrees.model import WorktreeError
@@ -65,6 +66,13 @@ def list_wave_worktrees(
     return [found[key] for key in sorted(found)]
 
 
+def main_repo_holds(project: Path, path: Path) -> bool:
+    """Whether ``path`` lies in ``project``'s ``.wave/worktrees/`` (a git-made worktree)."""
+    return Path(os.path.realpath(path)).parent == Path(
+        os.path.realpath(project / layout.WORKTREES_DIR)
+    )
+
+
 def _entry(
     wm: WorktreeManager,
     path: Path,
@@ -76,9 +84,11 @@ def _entry(
 ) -> dict[str, Any]:
     files: int | None = None
     commits: int | None = None
-    if count_changes and (path / ".git").exists():
-        head = layout.read_head(path)
-        changes = wm.changes(path, base or head or "HEAD")
+    if count_changes and os.path.lexists(path / ".git"):
+        # Its dirs from the parent's side (registered), never from files its agent wrote.
+        dirs = registered_dirs(path) if main_repo_holds(project, path) else dirs_for(path)
+        head = layout.read_head_in(dirs.git_dir, dirs.common) if dirs is not None else None
+        changes = wm.changes(path, base or head or "HEAD", dirs=dirs)
         if changes.determinable:
             files = changes.changed_files
             commits = changes.commits if base else None

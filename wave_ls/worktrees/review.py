@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.worktrees import in_use, layout
+from wave_ls.worktrees.inspection import dirs_for, registered_dirs
 from wave_ls.worktrees.isolation import (
     IsolatedWorktree,
     default_manager,
@@ -51,12 +52,15 @@ def find_worktree(
 def diff_worktree(wt: IsolatedWorktree, *, manager: WorktreeManager | None = None) -> WorktreeDiff:
     """Everything ``wt`` holds against the commit it was made from (without a record of
     that commit: against its HEAD, so only what is not committed)."""
-    if not (wt.path / ".git").exists():
+    if not os.path.lexists(wt.path / ".git"):
         raise WorktreeError(f"{wt.path} is not a git worktree: there is no diff to show")
-    base = wt.base_commit or layout.read_head(wt.path)
+    dirs = dirs_for(wt.path, wt.git)  # registered from the parent's side when it can be
+    if dirs is None:
+        raise WorktreeError(f"{wt.path} is not a git worktree: there is no diff to show")
+    base = wt.base_commit or layout.read_head_in(dirs.git_dir, dirs.common)
     if not base:
         raise WorktreeError(f"{wt.path} has no commit to compare with")
-    return (manager or default_manager()).diff(wt.path, base)
+    return (manager or default_manager()).diff(wt.path, base, dirs=dirs)
 
 
 def remove_worktree(
@@ -86,13 +90,15 @@ def remove_worktree(
 
 
 def _as_worktree(entry: dict[str, Any], home: Path | None) -> IsolatedWorktree:
+    path, main = Path(entry["path"]), Path(entry["mainRepo"])
     return IsolatedWorktree(
         name=entry["name"],
-        path=Path(entry["path"]),
+        path=path,
         branch=entry["branch"],
-        main_repo=Path(entry["mainRepo"]),
+        main_repo=main,
         base_commit=entry.get("baseCommit"),
         is_new=True,
         hook_created=entry["hookCreated"],
         home=home,
+        git=None if entry["hookCreated"] else registered_dirs(path, main),
     )

@@ -5,9 +5,13 @@
   ``allowWrite``.
 
 - ``isolated_writable``: the trees an isolated agent's commands may write: its worktree,
-  the worktree's own admin dir (``<common>/worktrees/<id>``: index, HEAD, logs) and the
-  shared object store (``git add``/``git commit`` write objects there). Never the parent's
-  working tree, ``<common>/index``, ``<common>/HEAD``, ``<common>/refs`` or the config.
+  the worktree's own admin dir (``<common>/worktrees/<id>``: index, HEAD, logs) and its
+  private object store (``object_store.py``; the shared one only where that could not be
+  made). Never the parent's working tree, ``<common>/index``, ``<common>/HEAD``,
+  ``<common>/refs``, the config or the parent's objects.
+- ``pin_links``/``restore_links``: the worktree's ``.git`` file and its admin dir's
+  ``gitdir`` as git wrote them, put back at the end (an agent that redirected them to a git
+  dir of its own would otherwise lead the user's later git there).
 - ``detach_head``/``reattach_head``: ``refs/heads`` holds the parent's branches, so it stays
   read-only, and a commit could not move ``worktree-<name>`` (its lock file lives there).
   While the agent runs, its worktree's HEAD is detached at the branch's commit (commits then
@@ -32,6 +36,7 @@ from wave_ls.runtime import git_dirs
 from wave_ls.runtime.sandbox import Confinement, confinement
 from wave_ls.runtime.sandbox.settings import SandboxSettings, read_sandbox_settings
 from wave_ls.worktrees import layout
+from wave_ls.worktrees.inspection import WorktreeDirs
 
 log = logging.getLogger(__name__)
 
@@ -59,15 +64,18 @@ def work_tree_dirs(path: Path) -> WorktreeGitDirs | None:
     return WorktreeGitDirs(Path(os.path.realpath(git_dir)), git_dirs.common_dir(git_dir))
 
 
-def isolated_writable(path: Path) -> list[Path]:
-    """The trees an isolated agent working in the worktree ``path`` may write (besides its
-    private temporary directory): see the module docstring."""
+def isolated_writable(
+    path: Path, recorded: WorktreeDirs | None = None, store: Path | None = None
+) -> list[Path]:
+    """The trees an isolated agent working in the worktree ``path`` (whose ``recorded``
+    dirs, when given, are used) may write besides its private temporary directory: see the
+    module docstring. ``store``: the objects dir of its private store."""
     trees = [Path(os.path.realpath(path))]
-    dirs = work_tree_dirs(path)
+    dirs = WorktreeGitDirs(recorded.git_dir, recorded.common) if recorded else work_tree_dirs(path)
     if dirs is None:
         return trees
     if dirs.linked:
-        trees += [dirs.git_dir, dirs.common / "objects"]
+        trees += [dirs.git_dir, store or dirs.common / "objects"]
     elif not layout.same_path(dirs.git_dir, path) and trees[0] not in dirs.git_dir.parents:
         trees.append(dirs.git_dir)  # a repository of its own whose git dir lies elsewhere
     return trees
@@ -84,21 +92,22 @@ class DetachedHead:
     commit: str
 
 
-def detach_head(path: Path) -> DetachedHead | None:
-    """Detach the HEAD of the linked worktree at ``path`` at its branch's commit.
+def detach_head(path: Path, recorded: WorktreeDirs | None = None) -> DetachedHead | None:
+    """Detach the HEAD of the linked worktree at ``path`` (with its ``recorded`` dirs when
+    given) at its branch's commit.
 
     None (nothing done) when ``path`` is not a linked worktree, or its HEAD is already
     detached, or its branch has no commit yet.
     """
-    dirs = work_tree_dirs(path)
+    dirs = WorktreeGitDirs(recorded.git_dir, recorded.common) if recorded else work_tree_dirs(path)
     if dirs is None or not dirs.linked:
         return None
     head_file = dirs.git_dir / "HEAD"
-    try:
-        head = head_file.read_text(encoding="utf-8").strip()
-    except OSError:
+    raw = git_dirs.read_small_text(head_file)
+    if raw is None:
         return None
-    commit = layout.read_head(path)
+    head = raw.strip()
+    commit = layout.read_head_in(dirs.git_dir, dirs.common)
     if not head.startswith(_BRANCH_REF) or commit is None:
         return None
     _write_atomically(head_file, commit + "\n")
@@ -116,10 +125,17 @@ def reattach_head(detached: DetachedHead) -> str | None:
     """
     head_file = detached.admin_dir / "HEAD"
     ref = f"refs/heads/{detached.branch}"
-    try:
-        head = head_file.read_text(encoding="utf-8").strip()
-    except OSError as error:
-        return f"could not read the worktree's HEAD ({error}); {ref} was not updated"
+    raw = git_dirs.read_small_text(head_file)
+    if raw is None:
+        if not os.path.lexists(head_file) or layout.not_regular(head_file):
+            # A FIFO (or nothing) there hangs (or breaks) every git that lists worktrees.
+            layout.write_atomically(head_file, f"{_BRANCH_REF}{detached.branch}\n")
+            return (
+                f"the worktree's HEAD was not a regular file, so it was reset to "
+                f"{detached.branch} ({detached.commit[:12]}); {ref} was not updated"
+            )
+        return f"could not read the worktree's HEAD; {ref} was not updated"
+    head = raw.strip()
     if head == _BRANCH_REF + detached.branch:
         return None  # attached again already (by the agent's own git checkout)
     if not _SHA.fullmatch(head):
@@ -164,16 +180,46 @@ def _move_branch(detached: DetachedHead, ref: str, new: str) -> str | None:
     return None
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    fd, temporary = tempfile.mkstemp(prefix=".wave-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+_write_atomically = layout.write_atomically
+
+
+@dataclass(frozen=True)
+class PinnedLinks:
+    """The worktree's ``.git`` file and its admin dir's ``gitdir`` as git wrote them."""
+
+    dot_git: Path
+    dot_git_text: bytes
+    gitdir: Path
+    gitdir_text: bytes
+
+
+def pin_links(dirs: WorktreeDirs) -> PinnedLinks | None:
+    """Record the links of the linked worktree ``dirs`` (before an agent runs in it)."""
+    dot_git = dirs.worktree / ".git"
+    dot_git_text = git_dirs.read_small_file(dot_git)
+    gitdir_text = git_dirs.read_small_file(dirs.git_dir / "gitdir")
+    if not dirs.linked or dot_git_text is None or gitdir_text is None:
+        return None
+    return PinnedLinks(dot_git, dot_git_text, dirs.git_dir / "gitdir", gitdir_text)
+
+
+def restore_links(pinned: PinnedLinks) -> list[str]:
+    """Put the pinned links back where an agent changed them; notes for the user."""
+    notes: list[str] = []
+    for path, text in ((pinned.dot_git, pinned.dot_git_text), (pinned.gitdir, pinned.gitdir_text)):
+        if git_dirs.read_small_file(path) == text:
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            notes.append(f"{path} was replaced by a folder; it was left as it is")
+            continue
+        try:
+            _write_atomically(path, text.decode("utf-8", "surrogateescape"))
+        except OSError as error:
+            notes.append(f"{path} was changed during the run and could not be restored ({error})")
+            continue
+        log.warning("%s was changed during the run; restored", path)
+        notes.append(f"{path} was changed during the run; git's own link was put back")
+    return notes
 
 
 SANDBOX_PROMPT = """
