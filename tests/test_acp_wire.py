@@ -104,3 +104,73 @@ async def test_only_json_rpc_reaches_stdout_and_the_answer_comes_last(
         process.stdin.close()
         await asyncio.wait_for(process.wait(), 20)
     assert process.returncode == 0
+
+
+# issue 25 point 4: a line that is an array, a number or a string ended `wave-ls acp` (an
+# AttributeError in the acp package's receive loop); invalid JSON, an object without method
+# or id, NUL bytes and invalid UTF-8 were never answered. Now as over LSP.
+BAD_LINES = {
+    "array": (b"[1, 2]", -32600),
+    "number": (b"42", -32600),
+    "string": (b'"session/new"', -32600),
+    "not-json": (b'{"jsonrpc": "2.0", "id": 3, "method": ', -32700),
+    "neither-method-nor-id": (b'{"jsonrpc": "2.0", "params": {}}', -32600),
+    "nul-byte": (b'{"jsonrpc": "2.0", "id": 4,\x00 "method": "initialize"}', -32700),
+    "invalid-utf8": (b'{"jsonrpc": "2.0", "id": 5, "method": "x\xff"}', -32700),
+    "error-not-an-object": (b'{"jsonrpc": "2.0", "id": 0, "error": "boom"}', -32600),
+}
+NO_JSONRPC = b'{"id": 6, "method": "initialize", "params": {}}'  # answered with its id
+
+
+async def next_message(process: asyncio.subprocess.Process) -> dict[str, Any]:
+    assert process.stdout is not None
+    line = await asyncio.wait_for(process.stdout.readline(), 30)
+    assert line, "the agent closed its stdout"
+    message: dict[str, Any] = json.loads(line)
+    return message
+
+
+async def test_bad_lines_are_answered_and_the_agent_keeps_serving(
+    home: Path, project: Path
+) -> None:
+    process = await asyncio.create_subprocess_exec(
+        *agent_command(),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=server_env(home),
+    )
+    agent = RawAgent(process)
+    assert process.stdin is not None
+    try:
+        for name, (line, code) in BAD_LINES.items():
+            process.stdin.write(line + b"\n")
+            await process.stdin.drain()
+            answer = await next_message(process)
+            assert answer["id"] is None, name
+            assert answer["error"]["code"] == code, (name, answer)
+        process.stdin.write(NO_JSONRPC + b"\n")
+        answer = await next_message(process)
+        assert (answer["id"], answer["error"]["code"]) == (6, -32600)
+        process.stdin.write(b"\n   \n")  # blank lines are no messages
+        init = await agent.request("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        assert init["agentCapabilities"]["loadSession"] is True
+        for cwd in ("/" + "x" * 10_000_000, "/tmp/\0nul", "relative"):
+            agent.next_id += 1
+            message = {
+                "jsonrpc": "2.0",
+                "id": agent.next_id,
+                "method": "session/new",
+                "params": {"cwd": cwd, "mcpServers": []},
+            }
+            process.stdin.write(json.dumps(message).encode() + b"\n")
+            answer = await next_message(process)
+            assert answer["id"] == agent.next_id
+            assert answer["error"]["code"] == -32602, answer["error"]["message"][:200]
+            assert len(answer["error"]["message"]) < 2000  # the path is not echoed whole
+        session = await agent.request("session/new", {"cwd": str(project), "mcpServers": []})
+        assert session["sessionId"]
+    finally:
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 20)
+    assert process.returncode == 0

@@ -14,7 +14,7 @@ import wave_ls
 # Lowest first. A package may import from its own layer's package only if it is itself, and
 # from any package of a lower layer. Packages in one layer are independent of each other.
 LAYERS: list[set[str]] = [
-    {"log"},
+    {"log", "jsonrpc"},  # "jsonrpc": message checks both protocol adapters share
     {"runtime"},  # the engine: knows nothing of the features, the adapters or LSP
     {"agents", "chat_input", "tasks", "worktrees", "fake_model", "mcp"},  # features, one each
     {"subagents"},  # delegation: uses agents, tasks and worktrees

@@ -9,6 +9,7 @@ import asyncio
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -624,7 +625,7 @@ async def test_new_subagent_writes_only_inside_a_workspace_folder(
     linked = project / "linked"
     linked.mkdir()
     (linked / ".wave").symlink_to(outside)
-    refused = [
+    refused: list[list[Any]] = [
         [str(outside), "stray"],
         ["../outside", "stray"],
         [{"folder": uri_of(outside), "name": "stray"}],
@@ -640,6 +641,7 @@ async def test_new_subagent_writes_only_inside_a_workspace_folder(
         inside = await client.workspace_execute_command_async(
             types.ExecuteCommandParams("wave-ls.newSubagent", ["packages/api", "api-helper"])
         )
+        assert inside is not None
         assert inside["path"] == str(project / "packages/api/.wave/agents/api-helper.md")
     async with wave_client(server_env(home)) as client:  # no workspace folder declared
         with pytest.raises(Exception, match="outside the workspace folders"):

@@ -52,6 +52,7 @@ from wave_ls.acp.trust import (
 )
 from wave_ls.acp.updates import SessionUpdates
 from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.client_paths import UnusablePath, absolute_path, existing_dir
 from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
 from wave_ls.runtime.settings import RuntimeSettings, model_client_for
 from wave_ls.runtime.transcript import valid_session_id
@@ -107,10 +108,12 @@ def invalid(message: str) -> RequestError:
 
 
 def existing_folder(cwd: str, method: str) -> Path:
-    path = Path(cwd)
-    if not path.is_absolute() or not path.is_dir():
-        raise invalid(f"{method}: cwd must be an absolute path to an existing folder: {cwd!r}")
-    return path.resolve()
+    """An absolute path to an existing folder, resolved; invalid params for anything else
+    (also a path no system call could take: too long, a NUL byte), as over LSP."""
+    try:
+        return existing_dir(cwd, "cwd")
+    except UnusablePath as error:
+        raise invalid(f"{method}: {error}") from None
 
 
 class WaveAgent:
@@ -215,7 +218,10 @@ class WaveAgent:
     ) -> ListSessionsResponse:
         from wave_ls.runtime.session_index import list_sessions
 
-        folder = Path(cwd) if cwd else None
+        try:
+            folder = absolute_path(cwd, "cwd") if cwd else None
+        except UnusablePath as error:
+            raise invalid(f"session/list: {error}") from None
         saved = await asyncio.to_thread(list_sessions, self.home, folder)
         return ListSessionsResponse(
             sessions=[

@@ -26,7 +26,7 @@ from wave_ls.chat_input.query import ENCODINGS, Encoding
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.framing import StreamReaderAdapter, ThreadedReader, read_messages
-from wave_ls.server.lifetime import exit_soon, watch_process
+from wave_ls.runtime.lifetime import exit_soon, watch_process
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry

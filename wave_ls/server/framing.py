@@ -10,8 +10,8 @@ a batch or a message without ``jsonrpc``. Here:
   in a valid ``Content-Length`` header (a body shorter than its length leaves such a line);
 - invalid JSON is answered with ``-32700`` (Parse error), anything that is not a single
   JSON-RPC 2.0 message with ``-32600`` (Invalid Request), with the request's id when it can
-  be read and ``null`` otherwise, as JSON-RPC 2.0 says; a request whose params do not fit
-  its LSP type gets pygls's ``-32602`` instead of silence.
+  be read and ``null`` otherwise (``wave_ls/jsonrpc.py``, shared with ACP); a request whose
+  params do not fit its LSP type gets pygls's ``-32602`` instead of silence.
 
 Upstream note (pygls 2.1): the same three changes would fit ``run_async`` itself.
 """
@@ -19,25 +19,23 @@ Upstream note (pygls 2.1): the same three changes would fit ``run_async`` itself
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import re
 import threading
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
-from typing import Any, BinaryIO, Protocol
+from typing import BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import JsonRPCProtocol
 
+from wave_ls.jsonrpc import MAX_MESSAGE_BYTES, check_message, error_response
+
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Header lines are short; a longer "line" is the rest of a body being skipped, read in
 # pieces of this size so that skipping never holds much in memory.
 MAX_LINE_BYTES = 64 * 1024
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
 # "Content-Length: N" at the end of a line: after a body shorter than its length, the next
 # header starts in the middle of the line that holds the rest of that body.
 _LENGTH_HEADER = re.compile(rb"Content-Length[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\r?\n\Z", re.I)
@@ -158,57 +156,18 @@ async def read_body_length(reader: ByteReader, max_bytes: int) -> int | None:
             in_headers = False
 
 
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
-
-
-def invalid_reason(data: Any) -> str | None:
-    """Why ``data`` is not one JSON-RPC 2.0 message (None when it is one)."""
-    if isinstance(data, list):
-        return "batch messages are not supported (the Language Server Protocol has none)"
-    if not isinstance(data, dict):
-        return f"a message must be a JSON object, not {type(data).__name__}"
-    if data.get("jsonrpc") != "2.0":
-        return 'a message needs "jsonrpc": "2.0"'
-    if "id" in data and not _valid_id(data["id"]):
-        return "a message id must be a string or an integer"
-    if "method" in data:
-        return None if isinstance(data["method"], str) else "method must be a string"
-    if "id" in data and ("result" in data or "error" in data):
-        return None
-    return "a message needs a method (a request or notification) or a result (a response)"
-
-
-def request_ids(data: Any) -> list[int | str | None]:
-    """The ids to answer an invalid message with: its request ids, else ``[None]``."""
-    items = data if isinstance(data, list) else [data]
-    ids: list[int | str | None] = [
-        item["id"]
-        for item in items
-        if isinstance(item, dict) and "method" in item and _valid_id(item.get("id"))
-    ]
-    return ids or [None]
-
-
 def send_error(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, text: str) -> None:
     # A plain dict: lsprotocol's message class would leave a null id out.
-    error = {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": text}}
-    protocol._send_data(error)
+    protocol._send_data(error_response(msg_id, code, text))
 
 
 def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
     """Parse, check and dispatch one message body; answer what cannot be handled."""
-    try:
-        data = json.loads(body)
-    except (ValueError, RecursionError) as error:
-        log.error("a message that is not valid JSON: %s", error)
-        send_error(protocol, None, PARSE_ERROR, f"Parse error: {error}")
-        return
-    reason = invalid_reason(data)
-    if reason is not None:
-        log.error("invalid message: %s", reason)
-        for msg_id in request_ids(data):
-            send_error(protocol, msg_id, INVALID_REQUEST, f"Invalid Request: {reason}")
+    checked = check_message(body, batches="the Language Server Protocol has none")
+    for error in checked.errors:
+        protocol._send_data(error)
+    data = checked.message
+    if data is None:
         return
     try:
         message = protocol.structure_message(data)

@@ -7,9 +7,10 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcInvalidParams
 
+from wave_ls.runtime import client_paths
+from wave_ls.runtime.client_paths import UnusablePath
+
 T = TypeVar("T")
-# Linux's PATH_MAX: no longer path can be opened.
-MAX_PATH_CHARS = 4096
 # A model id is sent with every model request: a name, or at most a model file's path.
 MAX_MODEL_CHARS = 1024
 
@@ -55,28 +56,15 @@ def model_param(params: dict[str, Any], method: str) -> str | None:
 def absolute_path(value: str, name: str, method: str) -> Path:
     """``value`` as an absolute path (``~`` expanded); it need not exist. InvalidParams for
     a path no system call could take (too long, a NUL byte)."""
-    if len(value) > MAX_PATH_CHARS:
-        raise JsonRpcInvalidParams(
-            f"{method}: '{name}' is {len(value)} characters long; a path has at most "
-            f"{MAX_PATH_CHARS}"
-        )
-    if "\0" in value:
-        raise JsonRpcInvalidParams(f"{method}: '{name}' holds a NUL character")
     try:
-        path = Path(value).expanduser()
-    except RuntimeError as error:  # "~someone" for a user this system does not know
-        raise JsonRpcInvalidParams(f"{method}: '{name}' {value!r}: {error}") from error
-    if not path.is_absolute():
-        raise JsonRpcInvalidParams(f"{method}: '{name}' must be an absolute path, got {value!r}")
-    return path
+        return client_paths.absolute_path(value, name)
+    except UnusablePath as error:
+        raise JsonRpcInvalidParams(f"{method}: {error}") from None
 
 
 def existing_dir(value: str, name: str, method: str) -> Path:
     """An absolute path to a directory, resolved; InvalidParams for anything else."""
-    path = absolute_path(value, name, method)
     try:
-        if not path.is_dir():
-            raise JsonRpcInvalidParams(f"{method}: '{name}' is not a directory: {value}")
-        return path.resolve()
-    except (OSError, ValueError, RuntimeError) as error:  # ENAMETOOLONG, a symlink loop
-        raise JsonRpcInvalidParams(f"{method}: '{name}' is not a usable path: {error}") from None
+        return client_paths.existing_dir(value, name)
+    except UnusablePath as error:
+        raise JsonRpcInvalidParams(f"{method}: {error}") from None

@@ -1,6 +1,6 @@
-"""The server ends when its editor is gone, whatever a request is doing.
+"""A server (LSP or ACP) ends when its editor is gone, whatever a request is doing.
 
-The editor is gone when stdin ends or when the process ``initialize`` named
+The editor is gone when stdin ends or, for LSP, when the process ``initialize`` named
 (``processId``) ends (LSP: the server then exits). Ending is asked of the event loop, but
 a request stuck in a thread (a child that never answers) would hold the process for ever:
 ``asyncio.run`` and the thread pools wait for their threads, and a blocked event loop never
