@@ -33,6 +33,8 @@ from wave_ls.runtime.core import (
     EventSink,
     Message,
     ModelClient,
+    ModelRequest,
+    ModelResponse,
     PermissionAsker,
     PermissionMode,
     PermissionRequest,
@@ -64,6 +66,9 @@ log = logging.getLogger(__name__)
 # An idle session waits this long for more task notices, while other tasks still run, before
 # its automatic turn (docs/protocol.md, "Background tasks and automatic turns").
 NOTICE_GATHER_SECONDS = 0.25
+# A new session starts its MCP servers this long after it opens (a message sent before then
+# starts them with the first answer instead: never before the first model request).
+MCP_START_DELAY = 0.3
 
 
 class SessionBusy(Exception):
@@ -166,7 +171,7 @@ class AgentSession:
         )
         self.conversation = Conversation(
             config,
-            client,
+            McpStarter(client, self.mcp.start) if self.mcp.defined else client,
             context,
             sink=sink,
             # "Allow for this session" answers are kept here; subagents ask through it too.
@@ -175,9 +180,9 @@ class AgentSession:
             on_append=self.transcript.append if self.transcript else None,
         )
         self._lock = asyncio.Lock()
-        with contextlib.suppress(RuntimeError):  # no loop yet: the first message starts them
-            # After the caller's own set-up (an adapter hears "starting" once it listens).
-            asyncio.get_running_loop().call_soon(self.mcp.start)
+        if self.mcp.defined:
+            with contextlib.suppress(RuntimeError):  # no loop yet: the first message starts them
+                asyncio.get_running_loop().call_later(MCP_START_DELAY, self._start_mcp_idle)
         self._turn: asyncio.Task[Any] | None = None  # the task running the current turn
         self._waking: asyncio.Task[None] | None = None
         self._turn_reason = ""
@@ -217,7 +222,6 @@ class AgentSession:
                 return TurnResult("cancelled", "", Usage(), "the session was closed")
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
-            self.mcp.start()  # made without a running loop: they start now
             return await self.conversation.run_turn(self.user_messages(text, supplied_files))
         finally:
             self._turn_reason = ""
@@ -226,6 +230,13 @@ class AgentSession:
             self._turn_ended()
             if self.tasks.pending_notices:
                 self._wake_soon()
+
+    def _start_mcp_idle(self) -> None:
+        """The MCP servers start a moment after the session opens, unless a turn runs:
+        then with its first answer (``McpStarter``), so that starting them (the SDK's
+        imports, the processes) never delays the first model request."""
+        if not self._lock.locked():
+            self.mcp.start()
 
     def _wake_soon(self) -> None:
         """Let the main agent react to task notices: a running turn takes them at its next
@@ -364,6 +375,28 @@ class AgentSession:
         if reminder:
             out.append(Message("user", reminder, meta={"reminder": "agent"}))
         return out
+
+
+class McpStarter:
+    """The session's model client, which starts the MCP servers once the first model request
+    is on its way (its first streamed text, or its answer)."""
+
+    def __init__(self, client: ModelClient, start: Callable[[], None]) -> None:
+        self.client = client
+        self.start = start
+
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        def delta(text: str) -> None:
+            self.start()
+            if on_delta is not None:
+                on_delta(text)
+
+        try:
+            return await self.client.complete(request, delta)
+        finally:
+            self.start()
 
 
 def session_tools() -> list[Tool]:

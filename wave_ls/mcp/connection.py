@@ -116,6 +116,7 @@ class Connection:
         stderr: StderrTail | None = None
         closed = asyncio.Event()
         try:
+            await load_sdk()
             import anyio
             from mcp import ClientSession, types
 
@@ -348,6 +349,26 @@ class Connection:
             f"MCP server '{self.spec.name}' gave no answer within {timeout:g} s{extra}; "
             "the call was abandoned (mcp.toolTimeoutSeconds or MCP_TOOL_TIMEOUT set the limit)"
         )
+
+
+_SDK_MODULES = ("mcp", "mcp.client.stdio", "mcp.client.streamable_http", "mcp.client.sse")
+
+
+async def load_sdk() -> None:
+    """Import the SDK (~0.8 s of imports) in a worker thread, once: the event loop goes on
+    serving the session (its first model request) meanwhile."""
+    import sys
+
+    if all(name in sys.modules for name in _SDK_MODULES):
+        return
+    await asyncio.to_thread(_import_sdk)
+
+
+def _import_sdk() -> None:
+    import importlib
+
+    for name in _SDK_MODULES:
+        importlib.import_module(name)
 
 
 @contextlib.asynccontextmanager

@@ -128,8 +128,8 @@ class McpManager:
         if servers is None or servers.home != home:
             servers = FolderServers(self, folder.resolve(), home)
         await asyncio.to_thread(servers.read_config)
-        if servers.handles:
-            servers.apply()
+        if servers.handles:  # what changed applies; nothing starts before its session does
+            servers.apply(start=any(handle.started for handle in servers.handles))
         return [server.to_json() for server in servers.listed()]
 
     async def approve(self, folder: Path, home: Path, name: str, approved: bool) -> str:
@@ -209,9 +209,9 @@ class FolderServers:
     def gate(self, spec: ServerSpec) -> Gate:
         return gate(spec, self.config, self.home, self.trusted)
 
-    def apply(self) -> None:
+    def apply(self, start: bool = True) -> None:
         """Match the servers to the configuration: new definitions added, changed or
-        refused ones stopped, allowed ones started (there is a handle: a session runs)."""
+        refused ones stopped, allowed ones started (``start``: a session runs)."""
         wanted = {spec.name: spec for spec in self.config.servers}
         for name, server in list(self.servers.items()):
             spec = wanted.get(name)
@@ -229,7 +229,8 @@ class FolderServers:
                 if server.gate.verdict != "allowed" and server.connection is not None:
                     self._stop(server)
             if server.gate.verdict == "allowed" and server.connection is None:
-                self._start(server, None)  # tells "starting"
+                if start:
+                    self._start(server, None)  # tells "starting"
             elif server.status != was:
                 self.manager._tell(self.folder, None, server)
 
@@ -308,6 +309,7 @@ class McpHandle:
         self.extra = list(extra)
         self.own: dict[str, Server] = {}
         self.started = False
+        self._prepared = False
         self.closed = False
         self._told = _Notes()
         self._tools: dict[int, tuple[int, list[McpTool]]] = {}
@@ -320,21 +322,30 @@ class McpHandle:
         """Whether any server is defined for this handle (nothing to do otherwise)."""
         return self._defined
 
+    def prepare(self) -> None:
+        """Read the settings (a few small files) and gate each server, starting nothing
+        (what the model is told before the servers start; idempotent)."""
+        if self._prepared or self.closed or not self._defined:
+            return
+        self._prepared = True
+        self.folder.read_config()
+        self._timeout = tool_timeout(self.folder.config)
+        self.folder.apply(start=False)
+        self.regate(start=False)
+
     def start(self) -> None:
-        """Read the settings (a few small files) and start what may start, in the
-        background: every server is ``starting`` (or held back) when this returns, and
-        nothing waits for one (idempotent)."""
+        """Start what may start, in the background: every server is ``starting`` (or held
+        back) when this returns, and nothing waits for one (idempotent)."""
         if self.started or self.closed:
             return
         self.started = True
         if not self._defined:
             return
-        self.folder.read_config()
-        self._timeout = tool_timeout(self.folder.config)
+        self.prepare()
         self.folder.apply()
         self.regate()
 
-    def regate(self) -> None:
+    def regate(self, start: bool = True) -> None:
         """Gate the own servers again (after an answer) and start or stop them."""
         for spec in self.extra:
             server = self.own.get(spec.name)
@@ -344,7 +355,8 @@ class McpHandle:
                 server.gate = self.folder.gate(spec)
             if server.gate.verdict == "allowed" and server.connection is None:
                 self.folder.agent_seen.pop(spec.name, None)
-                self.folder._start(server, self.owner)
+                if start:
+                    self.folder._start(server, self.owner)
             elif server.gate.verdict != "allowed":
                 if server.connection is not None:
                     self.folder._stop(server)
@@ -386,11 +398,14 @@ class McpHandle:
         starting, servers that failed to start, servers waiting for the user's approval."""
         if not self._defined:
             return []
+        self.prepare()
         lines: list[str] = []
         starting = [
             s.spec.name
             for s in self.servers()
-            if s.status == "starting" and s.spec.name not in self._told.starting
+            if s.gate.verdict == "allowed"
+            and (s.connection is None or s.connection.status == "starting")
+            and s.spec.name not in self._told.starting
         ]
         if starting:
             self._told.starting.update(starting)

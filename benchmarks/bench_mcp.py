@@ -1,0 +1,184 @@
+"""MCP servers (issue 26): wave-ls's side of one MCP tool call over stdio, and the first model
+request's delay when a server takes 5 s to start.
+
+1. In-process, against the test server of ``tests/support/mcp_server.py`` over stdio: the
+   SDK's own ``ClientSession.call_tool`` round trip (the reference), the same call through
+   wave-ls's tool (``McpTool.run``: connection, timeout, result text), and whole loop rounds
+   whose model (in-process, answering at once) calls the tool each round. wave-ls's side is
+   the loop round minus the SDK round trip: from the model's tool call to the request
+   written, and from the answer read to the next model request. Interleaved batches, the
+   median of the paired differences.
+2. Over LSP (a real ``wave-ls``, the offline model in its own process): from
+   ``wave/chat/send`` to the model's first request, with a server defined that takes 5 s to
+   start and with none, interleaved; the difference is the delay (target: none).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.common import (
+    FakeModelProcess,
+    figure,
+    heading,
+    model_script,
+    note,
+    parse_options,
+    run_async,
+    server_env,
+    wave_server,
+)
+from wave_ls.runtime.core import (
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    ToolContext,
+    Usage,
+)
+
+SERVER = Path(__file__).resolve().parent.parent / "tests" / "support" / "mcp_server.py"
+STDIO = {"command": sys.executable, "args": [str(SERVER)]}
+
+
+class CallingModel:
+    """A model that asks for one MCP call per round, ``rounds`` times, at once."""
+
+    def __init__(self, rounds: int, on_round: Callable[[], None]) -> None:
+        self.rounds = rounds
+        self.on_round = on_round
+        self.seen = 0
+
+    async def complete(self, request: ModelRequest, on_delta: Any = None) -> ModelResponse:
+        self.on_round()
+        self.seen += 1
+        if self.seen > self.rounds:
+            return ModelResponse("done", [], Usage())
+        call = ToolCall(f"call-{self.seen}", "mcp__srv__echo", json.dumps({"text": "x"}))
+        return ModelResponse("", [call], Usage())
+
+
+async def call_overhead(batches: int, per_batch: int) -> None:
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from wave_ls.mcp.config import parse_server
+    from wave_ls.mcp.manager import McpManager
+    from wave_ls.runtime.loop import AgentConfig, Conversation
+
+    heading("one MCP tool call over stdio")
+    home = Path(tempfile.mkdtemp(prefix="wave-bench-mcp-"))
+    manager = McpManager()
+    handle = manager.open(home, home, "bench", [parse_server("srv", STDIO, "acp")])
+    handle.start()
+    await handle.wait_for(None)
+    tool = next(t for t in handle.tools() if t.name == "mcp__srv__echo")
+    context = ToolContext(cwd=home, home=home)
+    parameters = StdioServerParameters(command=sys.executable, args=[str(SERVER)])
+    raw_ms: list[float] = []
+    tool_ms: list[float] = []
+    loop_ms: list[float] = []
+    async with stdio_client(parameters) as (read, write), ClientSession(read, write) as sdk:
+        await sdk.initialize()
+        await sdk.list_tools()
+        for _ in range(3):  # warm both paths
+            await sdk.call_tool("echo", {"text": "x"})
+            await tool.run({"text": "x"}, context)
+        for _batch in range(batches):
+            started = time.perf_counter()
+            for _ in range(per_batch):
+                await sdk.call_tool("echo", {"text": "x"})
+            raw_ms.append((time.perf_counter() - started) * 1000 / per_batch)
+            started = time.perf_counter()
+            for _ in range(per_batch):
+                await tool.run({"text": "x"}, context)
+            tool_ms.append((time.perf_counter() - started) * 1000 / per_batch)
+            config = AgentConfig(
+                "bench", "m", tools=handle.tools(), permission_mode="bypassPermissions"
+            )
+            model = CallingModel(per_batch, lambda: None)
+            conversation = Conversation(config, model, context)
+            started = time.perf_counter()
+            await conversation.run_turn([])
+            loop_ms.append((time.perf_counter() - started) * 1000 / (per_batch + 1))
+    await handle.close()
+    raw = statistics.median(raw_ms)
+    side = statistics.median(loop - r for loop, r in zip(loop_ms, raw_ms, strict=True))
+    figure(
+        "wave-ls's side of one MCP tool call (loop round minus the SDK's round trip)",
+        side,
+        "ms",
+        2.0,
+        note=f"median of {batches} paired batches of {per_batch} calls",
+    )
+    note(f"the SDK's own call_tool round trip to the server: {raw:.2f} ms")
+    note(f"through wave-ls's MCP tool (McpTool.run): {statistics.median(tool_ms):.2f} ms")
+    note(
+        f"a whole loop round with that call (model answers at once): "
+        f"{statistics.median(loop_ms):.2f} ms"
+    )
+
+
+async def first_request_delay(pairs: int) -> None:
+    heading("the first model request with a server that takes 5 s to start")
+    script = model_script([{"match": "hello", "steps": [{"content": "hi"}]}])
+    with FakeModelProcess(script) as model:
+        delays: dict[bool, list[float]] = {True: [], False: []}
+        for _pair in range(pairs):
+            for slow in (False, True):
+                home = Path(tempfile.mkdtemp(prefix="wave-bench-mcp-home-"))
+                project = Path(tempfile.mkdtemp(prefix="wave-bench-mcp-project-"))
+                if slow:
+                    settings = {
+                        "mcpServers": {
+                            "slow": {**STDIO, "args": [str(SERVER), "--start-delay", "5"]}
+                        }
+                    }
+                    (home / ".wave").mkdir()
+                    (home / ".wave" / "settings.json").write_text(json.dumps(settings))
+                async with wave_server(server_env(home, **model.env())) as client:
+                    session = await client.request("wave/session/new", {"cwd": str(project)})
+                    model.reset()
+                    sent = time.time()
+                    await client.request(
+                        "wave/chat/send", {"sessionId": session["sessionId"], "text": "hello"}
+                    )
+                    first = model.records()[0]
+                    delays[slow].append((first["time"] - sent) * 1000)
+                    body = first["body"]
+                    told = any("still starting" in str(m.get("content")) for m in body["messages"])
+                    if slow and not told:
+                        note("the model was not told the server is still starting")
+                    await client.request("wave/session/close", {"sessionId": session["sessionId"]})
+    with_server = statistics.median(delays[True])
+    without = statistics.median(delays[False])
+    figure(
+        "first model request's delay with a server still starting (5 s)",
+        max(0.0, with_server - without),
+        "ms",
+        50.0,
+        note=f"median of {pairs} interleaved pairs",
+    )
+    note(
+        f"wave/chat/send -> first model request: {without:.1f} ms without a server, "
+        f"{with_server:.1f} ms with one starting"
+    )
+
+
+async def main() -> int:
+    options = parse_options(__doc__)
+    await call_overhead(batches=4 if options.quick else 10, per_batch=20 if options.quick else 50)
+    await first_request_delay(pairs=1 if options.quick else 3)
+    return 0
+
+
+if __name__ == "__main__":
+    run_async(main())
