@@ -63,7 +63,7 @@ READ_ONLY = [
     "date +%s",
     "diff <(ls a) <(ls b)",
     "bash -c 'ls && pwd'",
-    "curl -sSL https://example.com",
+    "curl --version",
     "jq .name package.json",
     "pip list",
     "npm ls",
@@ -135,8 +135,9 @@ REFUSED = [
     ("node -e 1", "node"),
     ("bash -c 'rm x'", "rm"),
     ("ls | sh", "shell script"),
-    ("curl -o out https://x", "curl -o"),
-    ("curl -sSLO https://x", "curl -O"),
+    ("curl -o out https://x", "curl"),
+    ("curl -sSLO https://x", "curl"),
+    ("curl -sSL https://example.com", "network"),  # issue 25: it could send what it read
     ("wget https://x", "wget"),
     ("vim f", "vim"),
     ("sudo ls", "sudo"),
@@ -199,7 +200,8 @@ def test_permission_table_over_all_modes(
     tool: str, args: dict[str, object], effect: Effect, expected: tuple[str, ...]
 ) -> None:
     assert set(MODES) == set(PERMISSION_MODES)
-    got = tuple(decide(mode, tool, args, effect=effect).action for mode in MODES)
+    # offline: plan mode's commands run without network here (without it: test_bash_network)
+    got = tuple(decide(mode, tool, args, effect=effect, offline=True).action for mode in MODES)
     assert got == expected
 
 
@@ -226,7 +228,9 @@ def test_read_only_bash_flag_applies_the_plan_rule_in_every_mode(mode: Permissio
     denied = decide(mode, "Bash", {"command": "touch f"}, effect="execute", read_only_bash=True)
     assert denied.action == "deny"
     assert "read-only" in denied.message and "touch f" in denied.message
-    allowed = decide(mode, "Bash", {"command": "rg foo"}, effect="execute", read_only_bash=True)
+    allowed = decide(
+        mode, "Bash", {"command": "rg foo"}, effect="execute", read_only_bash=True, offline=True
+    )
     assert allowed.action == "allow"
 
 

@@ -5,7 +5,10 @@ It is an allowlist: a command is read-only only when every simple command in it 
 those inside ``$(...)``, backticks, ``<(...)``, subshells, pipelines and lists) is a known
 read-only program used without a writing option, and no output is redirected to a file.
 Anything it cannot read with certainty is refused: a false refusal costs the model one
-retry, a false acceptance costs the user their files.
+retry, a false acceptance costs the user their files. A command that can reach the network
+is not read-only either (``runtime/bash_network.py``: it could send what it read), and
+``network_reason`` tells such commands apart for the policy (they ask first even where the
+session's sandbox lets other commands run unasked).
 
 The shell text is lexed here rather than with ``shlex`` alone because ``shlex`` does not see
 command substitutions inside double quotes, redirections or operators; quoting rules follow
@@ -18,6 +21,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+from wave_ls.runtime.bash_network import network_problem
 
 
 def is_read_only_command(command: str) -> tuple[bool, str]:
@@ -36,11 +41,26 @@ def is_read_only_command(command: str) -> tuple[bool, str]:
         return False, "the command is nested too deeply to check"
     if not commands:
         return False, "empty command"
+    if network := network_problem(commands, _parse):
+        return False, network
     for simple in commands:
         reason = _redirect_problem(simple) or _words_problem(simple.words)
         if reason:
             return False, reason
     return True, ""
+
+
+def network_reason(command: str) -> str | None:
+    """Why ``command`` is known to reach the network (``bash_network.py``), or None; a
+    command that cannot be read is not known to (``is_read_only_command`` refuses it)."""
+    try:
+        return network_problem(_parse(command), _parse)
+    except (_Refused, RecursionError):
+        return None
+
+
+def _parse(command: str) -> list[_Simple]:
+    return _Lexer(command).parse()
 
 
 # --------------------------------------------------------------------------- lexing
@@ -330,6 +350,9 @@ _SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 def _redirect_problem(simple: _Simple) -> str | None:
     for op, target in simple.redirects:
         bare = op.lstrip("0123456789")
+        if bare == "<" and not target.literal and target.text != "/dev/fd/63":
+            # "< $f" could open "/dev/tcp/host/port": bash connects for such a path.
+            return f"the input redirection `{op} {target.text}` is only known at run time"
         if bare in ("<", "<<<"):
             continue
         if bare in (">&", "<&") and (target.text.isdigit() or target.text == "-"):
@@ -772,48 +795,6 @@ def _check_hostname(args: list[_Word]) -> str | None:
     return _option_problem("hostname", args, bad_short="Fb", bad_long=("file", "boot"))
 
 
-_CURL_BAD_LONG = (
-    "output",
-    "output-dir",
-    "remote-name",
-    "remote-name-all",
-    "upload-file",
-    "data",
-    "data-ascii",
-    "data-binary",
-    "data-raw",
-    "data-urlencode",
-    "json",
-    "form",
-    "form-string",
-    "config",
-    "cookie-jar",
-    "dump-header",
-    "trace",
-    "trace-ascii",
-    "libcurl",
-    "stderr",
-    "request",
-    "etag-save",
-    "hsts",
-    "alt-svc",
-    "create-dirs",
-)
-
-
-def _check_curl(args: list[_Word]) -> str | None:
-    problem = _option_problem(
-        "curl",
-        args,
-        bad_short="oOTdFKcDX",
-        bad_long=_CURL_BAD_LONG,
-        short_values="AbCEeHmruUwxyYzPQt",
-    )
-    if problem:
-        return problem + " (only plain downloads to stdout are read-only)"
-    return None
-
-
 def _subcommand_check(allowed: frozenset[str], verb: str) -> Checker:
     def check(args: list[_Word], _name: str = verb) -> str | None:
         first = next((a.text for a in args if not a.text.startswith("-")), None)
@@ -849,7 +830,7 @@ def _check_go(args: list[_Word]) -> str | None:
 _GIT_READ = _names(
     "status log show diff rev-parse rev-list ls-files ls-tree blame annotate grep describe "
     "shortlog cat-file show-ref for-each-ref merge-base name-rev count-objects var help "
-    "version whatchanged diff-tree diff-files diff-index check-ignore check-attr ls-remote "
+    "version whatchanged diff-tree diff-files diff-index check-ignore check-attr "
     "cherry show-branch range-diff verify-commit verify-tag"
 )
 _GIT_MUTATING = _names(
@@ -1035,7 +1016,7 @@ _CHECKERS: dict[str, Checker] = {
     "yq": _check_yq,
     "date": _check_date,
     "hostname": _check_hostname,
-    "curl": _check_curl,
+    "curl": _version_only("curl"),
     "pip": _subcommand_check(frozenset({"list", "show", "freeze", "check", "help"}), "pip"),
     "pip3": _subcommand_check(frozenset({"list", "show", "freeze", "check", "help"}), "pip3"),
     "npm": _subcommand_check(
@@ -1045,10 +1026,6 @@ _CHECKERS: dict[str, Checker] = {
                 "list",
                 "ll",
                 "la",
-                "view",
-                "info",
-                "show",
-                "outdated",
                 "explain",
                 "why",
                 "root",
@@ -1058,8 +1035,8 @@ _CHECKERS: dict[str, Checker] = {
         ),
         "npm",
     ),
-    "pnpm": _subcommand_check(frozenset({"ls", "list", "why", "outdated", "root"}), "pnpm"),
-    "yarn": _subcommand_check(frozenset({"list", "why", "info", "outdated"}), "yarn"),
+    "pnpm": _subcommand_check(frozenset({"ls", "list", "why", "root"}), "pnpm"),
+    "yarn": _subcommand_check(frozenset({"list", "why"}), "yarn"),
     "cargo": _version_only("cargo"),
     "go": _check_go,
     "python": _version_only("python"),

@@ -47,6 +47,7 @@ from wave_ls.runtime.core import (
     tool_schema,
 )
 from wave_ls.runtime.permissions import decide, permission_summary
+from wave_ls.runtime.sandbox import cuts_network, without_network
 
 log = logging.getLogger(__name__)
 
@@ -349,11 +350,17 @@ class Conversation:
         if not isinstance(args, dict):
             return ToolResult(f"Arguments for {call.name} must be a JSON object", is_error=True)
         free_dir = self._free_write_dir(tool, args)
+        sandbox = self.context.sandbox
+        if tool.effect == "execute" and (
+            self.config.read_only_bash or self.config.permission_mode == "plan"
+        ):
+            sandbox = without_network(sandbox)  # read-only commands cannot send (issue 25)
         context = dataclasses.replace(
             self.context,
             tool_call_id=call.id,
             report=lambda text, details=None: self._block(call, "running", text, None, details),
             write_root=self.context.write_root if free_dir is None else free_dir,
+            sandbox=sandbox,
         )
         hooks = self.config.tool_hooks
         try:
@@ -413,6 +420,7 @@ class Conversation:
             sandboxed=self.config.sandbox_auto_allow
             and ctx.sandbox is not None
             and ctx.sandbox.confined,
+            offline=cuts_network(ctx.sandbox),
         )
         if verdict.action != "ask":
             return PermissionDecision(verdict.action == "allow", verdict.message)

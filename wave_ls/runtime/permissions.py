@@ -25,9 +25,15 @@ and its parent (``subagent_permission_mode``).
 ``read_only_bash=True`` (Explore/Plan subagents) applies the plan-mode rule for commands in
 every mode, ``bypassPermissions`` included. ``sandboxed=True`` (the user turned the session's
 sandbox on, and it confines this agent's commands) allows every command in ``default`` and
-``acceptEdits`` without asking; plan mode and ``read_only_bash`` are unchanged. A subagent's
-own tool calls are decided again under its own mode, so delegating is no way around the
-policy.
+``acceptEdits`` without asking, except those known to reach the network; plan mode and
+``read_only_bash`` are unchanged. A subagent's own tool calls are decided again under its
+own mode, so delegating is no way around the policy.
+
+A command that can reach the network is not read-only (``bash_safety``), and the read-only
+commands of plan mode and of read-only agents run with no network at all (the loop runs
+them in ``sandbox.without_network``): ``offline=True`` says that sandbox works here. Where
+it does not, such a command is not allowed unasked: plan mode asks, a read-only agent is
+refused (issue 25).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from wave_ls.runtime.bash_safety import READ_ONLY_EXAMPLES, is_read_only_command
+from wave_ls.runtime.bash_safety import READ_ONLY_EXAMPLES, is_read_only_command, network_reason
 from wave_ls.runtime.core import Effect, PermissionMode
 
 Action = Literal["allow", "ask", "deny"]
@@ -56,6 +62,11 @@ class Verdict:
 
 
 ALLOW = Verdict("allow")
+
+NO_OFFLINE_SANDBOX = (
+    "no sandbox here can run commands without network access (it needs Landlock ABI 4 or "
+    "a bwrap that can make network namespaces: see `wave-ls doctor`)"
+)
 
 DONT_ASK_DENIED = (
     "Permission to {summary} denied: this agent runs in dontAsk mode, which never asks; "
@@ -83,15 +94,17 @@ def decide(
     effect: Effect,
     read_only_bash: bool = False,
     sandboxed: bool = False,
+    offline: bool = False,
 ) -> Verdict:
     """The verdict for calling ``tool_name`` (whose effect is ``effect``) with ``args`` in
     ``mode``; ``read_only_bash`` enforces the plan-mode rule for commands outside plan mode
-    (Explore/Plan); ``sandboxed``: commands run in the session's sandbox, unasked."""
+    (Explore/Plan); ``sandboxed``: commands run in the session's sandbox, unasked;
+    ``offline``: commands of plan mode and read-only agents run without network."""
     if effect == "read":
         return ALLOW
     if effect == "execute":
         command = str(args.get("command") or "")
-        return _decide_command(mode, command, read_only_bash, sandboxed)
+        return _decide_command(mode, command, read_only_bash, sandboxed, offline)
     if mode == "bypassPermissions" or effect == "session":
         return ALLOW
     if effect == "edit":
@@ -112,23 +125,36 @@ def decide(
 
 
 def _decide_command(
-    mode: PermissionMode, command: str, read_only_bash: bool, sandboxed: bool = False
+    mode: PermissionMode,
+    command: str,
+    read_only_bash: bool,
+    sandboxed: bool = False,
+    offline: bool = False,
 ) -> Verdict:
     enforce = read_only_bash or mode == "plan"
     if mode == "bypassPermissions" and not enforce:
         return ALLOW
     ok, reason = is_read_only_command(command)
-    if ok:
+    if ok and (offline or not enforce):
         return ALLOW
+    if ok and read_only_bash:
+        return Verdict(
+            "deny",
+            f"This agent is read-only and {NO_OFFLINE_SANDBOX}, so it cannot run Bash "
+            f"commands: `{_one_line(command)}` was not run. Use Read, Grep and Glob instead.",
+        )
+    if ok:  # plan mode, and nothing here cuts the network: a person decides
+        return Verdict("ask", f"Bash: {_one_line(command)} (plan mode, but {NO_OFFLINE_SANDBOX})")
     if enforce:
         who = "Plan mode is active" if mode == "plan" else "This agent is read-only"
+        web = " Read web pages with WebFetch." if network_reason(command) else ""
         return Verdict(
             "deny",
             f"{who}: only read-only Bash commands are allowed. Refused: `{_one_line(command)}`"
             f" ({reason}). Use commands that only read, such as {READ_ONLY_EXAMPLES}, "
-            "without output redirection.",
+            f"without output redirection.{web}",
         )
-    if sandboxed:
+    if sandboxed and network_reason(command) is None:
         return ALLOW
     return Verdict("ask", f"Bash: {_one_line(command)} ({reason})")
 

@@ -13,6 +13,14 @@ confinement is ``none`` and its ``note`` says so, for the caller to tell the use
 (never silently). Reads and
 execution stay open in every case; ``/dev`` device files (``/dev/null``, terminals) stay
 writable.
+
+The network is open unless ``network=False``: then Landlock (ABI >= 4) refuses TCP connect
+and bind and a seccomp filter refuses every IP socket, or bubblewrap gives the command a
+network namespace of its own. ``Confinement.offline()`` is a sandbox's sibling without
+network, ``offline_confinement()`` one that restricts nothing but the network;
+``without_network`` picks between them for plan mode and the read-only agents (issue 25).
+Where neither mechanism can cut the network, they hand back what they were given, and the
+permission policy asks instead of running such commands unasked.
 """
 
 from __future__ import annotations
@@ -25,8 +33,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from wave_ls.runtime.sandbox.bubblewrap import bwrap_argv, bwrap_path
-from wave_ls.runtime.sandbox.landlock import LandlockError, LandlockRuleset, abi_version
+from wave_ls.runtime.sandbox.bubblewrap import bwrap_argv, bwrap_offline_path, bwrap_path
+from wave_ls.runtime.sandbox.landlock import (
+    NETWORK_ABI,
+    LandlockError,
+    LandlockRuleset,
+    abi_version,
+)
 from wave_ls.runtime.sandbox.spawner import Spawner
 
 log = logging.getLogger(__name__)
@@ -37,6 +50,31 @@ MECHANISMS = ("landlock", "bubblewrap")
 ALWAYS_WRITABLE = (Path("/dev/shm"),)
 UNSANDBOXED_NOTE = (
     "Note: commands run WITHOUT a sandbox here ({why}); they can write outside the allowed folders."
+)
+
+
+OFFLINE_ADVICE = (
+    "Note: this command ran without network access: in plan mode and in the read-only "
+    "agents (Explore, Plan) commands cannot reach the network, so the failure above is "
+    "probably a connection it refused. Read web pages with WebFetch instead."
+)
+# What a refused connection or name lookup reads like (curl, git, Python, node, bash).
+NETWORK_MARKERS = (
+    "Could not resolve",
+    "Couldn't connect",
+    "Failed to connect",
+    "Network is unreachable",
+    "Temporary failure in name resolution",
+    "Name or service not known",
+    "No address associated",
+    "socket: Permission denied",
+    "connect: Permission denied",
+    "Connection refused",
+    "getaddrinfo",
+    "EAI_AGAIN",
+    "ENOTFOUND",
+    "ECONNREFUSED",
+    "unable to access",
 )
 
 
@@ -58,11 +96,15 @@ class Confinement:
     (``TMPDIR`` for a private temporary directory). ``mechanism`` is ``landlock``,
     ``bubblewrap`` or ``none``; ``note`` explains an unconfined one (``take_note`` hands it
     out once, with the agent's first command: it also carries, for a fork, how its commands
-    are confined); ``advice`` is the line added to a command that failed on a refused write."""
+    are confined); ``advice`` is the line added to a command that failed on a refused write.
+    ``network`` is False when its commands cannot reach the network; ``restricts_writes``
+    False for one that confines nothing but the network (``offline_confinement``)."""
 
     mechanism: str
     writable: tuple[Path, ...] = ()
     note: str = ""
+    network: bool = True
+    restricts_writes: bool = True
     preexec: Callable[[], None] | None = None
     # Confines the calling thread instead (Landlock): see ``processes.popen_confined``.
     restrict_thread: Callable[[], None] | None = None
@@ -73,6 +115,8 @@ class Confinement:
     _noted: bool = field(default=False, repr=False)
     _cleanups: list[Callable[[], None]] = field(default_factory=list, repr=False)
     _spawner: Spawner | None = field(default=None, repr=False)
+    _offline: Confinement | None = field(default=None, repr=False)
+    _parent: Confinement | None = field(default=None, repr=False)  # of an offline sibling
 
     @property
     def confined(self) -> bool:
@@ -92,23 +136,50 @@ class Confinement:
 
     def take_note(self) -> str:
         """``note`` the first time (an unconfined agent is told once, never silently), then
-        an empty string."""
+        an empty string. An offline sibling hands out its sandbox's."""
+        if self._parent is not None:
+            return self._parent.take_note()
         if self._noted or not self.note:
             return ""
         self._noted = True
         return self.note
 
+    def offline(self) -> Confinement:
+        """This sandbox without network: the same writable trees and environment, its own
+        helper (made at its first command), closed with this one. ``self`` when it has no
+        network already, or when no mechanism here can cut it."""
+        if not self.network:
+            return self
+        if self._offline is None:
+            trees = self.writable if self.restricts_writes else None
+            box = _confinement(trees, network=False)
+            if box.network:  # nothing here can cut the network
+                box.close()
+                self._offline = self
+            else:
+                box.env, box.advice, box._parent = dict(self.env), self.advice, self
+                self._offline = box
+        return self._offline
+
     def refusal_hint(self, output: str) -> str:
-        """``advice`` when ``output`` (of a failed command) shows a refused write, else ""."""
-        if not self.confined or not self.advice:
+        """What to add to a failed command's ``output``: ``OFFLINE_ADVICE`` when it shows a
+        refused connection in a sandbox without network, else ``advice`` when it shows a
+        refused write, else ""."""
+        if not self.confined:
             return ""
-        return self.advice if any(marker in output for marker in REFUSAL_MARKERS) else ""
+        if not self.network and any(marker in output for marker in NETWORK_MARKERS):
+            return OFFLINE_ADVICE
+        if self.advice and any(marker in output for marker in REFUSAL_MARKERS):
+            return self.advice
+        return ""
 
     def close(self) -> None:
         """Release what the confinement holds (the Landlock ruleset's descriptor, the
         private temporary directory); the helper ends when its commands have. Idempotent."""
         if self._spawner is not None:
             self._spawner.close()
+        if self._offline is not None and self._offline is not self:
+            self._offline.close()
         self._close()
         self._close = lambda: None
         while self._cleanups:
@@ -132,6 +203,26 @@ def available() -> tuple[str, str]:
     return "none", f"{missing}, and no working bwrap"
 
 
+def offline_available() -> tuple[str, str]:
+    """The mechanism a sandbox without network would use here, and a line about it."""
+    mechanism, detail = available()
+    if mechanism == "none":
+        return "none", detail
+    abi = abi_version()
+    if mechanism == "landlock" and abi >= NETWORK_ABI:
+        return "landlock", f"Landlock ABI {abi} (TCP) and seccomp (every IP socket)"
+    bwrap = bwrap_offline_path()
+    if bwrap is not None:
+        return "bubblewrap", f"bubblewrap at {bwrap} (a network namespace of its own)"
+    if mechanism == "landlock":
+        return "none", f"Landlock ABI {abi} < {NETWORK_ABI}, and no bwrap with network namespaces"
+    return "none", "bwrap cannot make a network namespace here"
+
+
+def _forced() -> str:
+    return os.environ.get("WAVE_SANDBOX", "").strip().lower()
+
+
 def sandbox_confines() -> bool:
     """Whether ``confinement`` confines here: known before one is made (a prompt that
     announces the sandbox is sent while the worktree it confines to is still made)."""
@@ -139,12 +230,18 @@ def sandbox_confines() -> bool:
 
 
 def confinement(
-    writable: Iterable[Path], *, private_tmp: bool = False, advice: str = ""
+    writable: Iterable[Path],
+    *,
+    private_tmp: bool = False,
+    advice: str = "",
+    network: bool = True,
 ) -> Confinement:
     """A confinement that lets commands write only beneath ``writable`` (and ``/dev``).
 
     ``private_tmp`` adds a new temporary directory (``TMPDIR``, ``TMP`` and ``TEMP`` point
-    to it), removed by ``close``. ``advice`` becomes ``Confinement.advice``.
+    to it), removed by ``close``. ``advice`` becomes ``Confinement.advice``. ``network=False``:
+    its commands cannot reach the network either (``Confinement.network`` says whether that
+    worked: it stays True where no mechanism can cut it, and the caller decides).
     """
     trees = tuple(Path(os.path.realpath(p)) for p in writable)
     trees += tuple(path for path in ALWAYS_WRITABLE if path.is_dir() and path not in trees)
@@ -152,7 +249,7 @@ def confinement(
     if private_tmp:
         tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="wave-sandbox-")))
         trees += (tmp,)
-    box = _confinement(trees)
+    box = _confinement(trees, network=network)
     box.advice = advice
     if tmp is not None:
         box.env.update(TMPDIR=str(tmp), TMP=str(tmp), TEMP=str(tmp))
@@ -160,33 +257,77 @@ def confinement(
     return box
 
 
-def _confinement(trees: tuple[Path, ...]) -> Confinement:
+# The process's sandboxes that confine nothing but the network, by WAVE_SANDBOX's value.
+_OFFLINE: dict[str, Confinement] = {}
+
+
+def offline_confinement() -> Confinement:
+    """A sandbox whose commands may write anywhere but cannot reach the network: one for
+    the whole process (it holds no state of a session), so its helper starts once. Its
+    ``network`` is True where no mechanism can cut it."""
+    key = _forced()
+    box = _OFFLINE.get(key)
+    if box is None:
+        box = _OFFLINE[key] = _confinement(None, network=False)
+    return box
+
+
+def without_network(sandbox: Confinement | None) -> Confinement | None:
+    """What the commands of plan mode and of a read-only agent run in: ``sandbox`` (the
+    agent's, or none) without network; ``sandbox`` itself where nothing can cut it."""
+    box = sandbox.offline() if sandbox is not None else offline_confinement()
+    return box if box.confined and not box.network else sandbox
+
+
+def cuts_network(sandbox: Confinement | None) -> bool:
+    """Whether commands run in ``sandbox`` cannot reach the network."""
+    return sandbox is not None and sandbox.confined and not sandbox.network
+
+
+def _confinement(trees: tuple[Path, ...] | None, *, network: bool = True) -> Confinement:
+    """``trees=None``: writes are not restricted (only the network, when ``network`` is
+    False)."""
     mechanism, detail = available()
+    shown = trees if trees is not None else ()
     if mechanism == "landlock":
         try:
-            ruleset = LandlockRuleset(trees)
+            ruleset = LandlockRuleset(trees, network=network)
         except LandlockError as error:
-            log.warning("Landlock unusable (%s); trying bubblewrap", error)
-            bwrap = bwrap_path()
+            if network:
+                log.warning("Landlock unusable (%s); trying bubblewrap", error)
+            bwrap = _bwrap(network)
             if bwrap is None:
-                return _none(trees, str(error))
-            return _bubblewrap(bwrap, trees)
+                return _none(shown, str(error))
+            return _bubblewrap(bwrap, trees, network)
         return Confinement(
             "landlock",
-            trees,
+            shown,
+            network=network,
+            restricts_writes=trees is not None,
             preexec=ruleset.restrict_self,
             restrict_thread=ruleset.restrict_thread,
             _close=ruleset.close,
         )
     if mechanism == "bubblewrap":
-        bwrap = bwrap_path()
-        assert bwrap is not None
-        return _bubblewrap(bwrap, trees)
-    return _none(trees, detail)
+        bwrap = _bwrap(network)
+        if bwrap is None:
+            return _none(shown, "bwrap cannot make a network namespace here")
+        return _bubblewrap(bwrap, trees, network)
+    return _none(shown, detail)
 
 
-def _bubblewrap(bwrap: str, trees: tuple[Path, ...]) -> Confinement:
-    return Confinement("bubblewrap", trees, _wrap=lambda argv: bwrap_argv(bwrap, trees, argv))
+def _bwrap(network: bool) -> str | None:
+    return bwrap_path() if network else bwrap_offline_path()
+
+
+def _bubblewrap(bwrap: str, trees: tuple[Path, ...] | None, network: bool) -> Confinement:
+    return Confinement(
+        "bubblewrap",
+        trees if trees is not None else (),
+        network=network,
+        restricts_writes=trees is not None,
+        _wrap=lambda argv: bwrap_argv(bwrap, trees, argv, network=network),
+    )
 
 
 def _none(trees: tuple[Path, ...], why: str) -> Confinement:
@@ -195,9 +336,14 @@ def _none(trees: tuple[Path, ...], why: str) -> Confinement:
 
 __all__ = [
     "MECHANISMS",
+    "OFFLINE_ADVICE",
     "REFUSAL_MARKERS",
     "Confinement",
     "available",
     "confinement",
+    "cuts_network",
+    "offline_available",
+    "offline_confinement",
     "sandbox_confines",
+    "without_network",
 ]

@@ -1,7 +1,10 @@
 """Landlock (Linux >= 5.13): an unprivileged process restricts itself and every process it
 starts afterwards. Used here to confine writes: the ruleset handles every right that changes
 the file system (reads and execution stay unrestricted) and grants them beneath the allowed
-trees only.
+trees only. A ruleset without network (``network=False``, ABI >= 4) also handles TCP
+``connect`` and ``bind`` with no rule, so both are refused, scopes abstract Unix sockets to
+the sandbox (ABI >= 6), and adds a seccomp filter against every IP socket (``seccomp.py``:
+Landlock leaves UDP, so DNS, open).
 
 The ruleset is built once in the parent (``LandlockRuleset``); a child applies it between
 fork and exec with two system calls (``no_new_privs`` and ``landlock_restrict_self``), so a
@@ -17,6 +20,8 @@ import platform
 import struct
 from collections.abc import Iterable
 from pathlib import Path
+
+from wave_ls.runtime.sandbox.seccomp import NoInetFilter, SeccompError
 
 # The system call numbers are the same on every architecture that has Landlock (the
 # generic table, x86_64 included).
@@ -40,6 +45,10 @@ MAKE_BLOCK = 1 << 11
 MAKE_SYM = 1 << 12
 REFER = 1 << 13  # ABI 2: links and renames across directories
 TRUNCATE = 1 << 14  # ABI 3
+NET_BIND_TCP = 1 << 0  # ABI 4 (handled_access_net)
+NET_CONNECT_TCP = 1 << 1
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6 (scoped)
+NETWORK_ABI = 4
 
 _WRITE_ABI1 = (
     WRITE_FILE
@@ -85,23 +94,46 @@ class LandlockError(OSError):
 
 class LandlockRuleset:
     """Writes allowed beneath ``writable`` (everything) and to device files under ``/dev``
-    (``/dev/null``, terminals); everything else may be read and run, never changed."""
+    (``/dev/null``, terminals); everything else may be read and run, never changed.
+    ``writable=None``: writes are not restricted. ``network=False``: no IP networking
+    (TCP refused by Landlock, every IP socket by the seccomp filter); ``LandlockError``
+    below ABI 4 or where the filter cannot be built."""
 
-    def __init__(self, writable: Iterable[Path], abi: int | None = None) -> None:
+    def __init__(
+        self, writable: Iterable[Path] | None, abi: int | None = None, *, network: bool = True
+    ) -> None:
         self.abi = abi if abi is not None else abi_version()
         if self.abi < 1:
             raise LandlockError(errno.EOPNOTSUPP, "Landlock is not available in this kernel")
-        handled = write_rights(self.abi)
-        attr = ctypes.create_string_buffer(struct.pack("=Q", handled))
-        fd = _syscall(_SYS_CREATE_RULESET, attr, ctypes.c_size_t(8), ctypes.c_uint32(0))
+        self.network = network
+        self._filter: NoInetFilter | None = None
+        handled = write_rights(self.abi) if writable is not None else 0
+        fields = [handled]
+        if not network:
+            if self.abi < NETWORK_ABI:
+                raise LandlockError(
+                    errno.EOPNOTSUPP, f"Landlock ABI {self.abi} cannot restrict the network"
+                )
+            try:
+                self._filter = NoInetFilter()
+            except SeccompError as error:
+                raise LandlockError(error.errno, str(error)) from error
+            fields.append(NET_BIND_TCP | NET_CONNECT_TCP)
+            if self.abi >= 6:
+                fields.append(SCOPE_ABSTRACT_UNIX_SOCKET)
+        attr = ctypes.create_string_buffer(struct.pack(f"={len(fields)}Q", *fields))
+        fd = _syscall(
+            _SYS_CREATE_RULESET, attr, ctypes.c_size_t(8 * len(fields)), ctypes.c_uint32(0)
+        )
         if fd < 0:
             code = ctypes.get_errno()
             raise LandlockError(code, f"landlock_create_ruleset: {os.strerror(code)}")
         self.fd = int(fd)
         try:
-            for path in writable:
+            for path in writable or ():
                 self._allow(Path(path), handled)
-            self._allow(Path("/dev"), WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0))
+            if writable is not None:
+                self._allow(Path("/dev"), WRITE_FILE | (TRUNCATE if self.abi >= 3 else 0))
         except BaseException:
             self.close()
             raise
@@ -133,6 +165,11 @@ class LandlockRuleset:
             os._exit(126)
         if _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(self.fd), ctypes.c_uint32(0)) != 0:
             os._exit(126)
+        if self._filter is not None:
+            try:
+                self._filter.install()
+            except SeccompError:
+                os._exit(126)
 
     def restrict_thread(self) -> None:
         """Confine the calling thread and what it starts from now on: ``no_new_privs`` and a
@@ -145,6 +182,11 @@ class LandlockRuleset:
         if _syscall(_SYS_RESTRICT_SELF, ctypes.c_int(self.fd), ctypes.c_uint32(0)) != 0:
             code = ctypes.get_errno()
             raise LandlockError(code, f"landlock_restrict_self: {os.strerror(code)}")
+        if self._filter is not None:
+            try:
+                self._filter.install()
+            except SeccompError as error:
+                raise LandlockError(error.errno, str(error)) from error
 
     def close(self) -> None:
         if self.fd >= 0:
