@@ -81,6 +81,11 @@ async def test_a_hostile_clone_acts_only_once_trusted(
                 agent_round("untrusted"),
                 rounds("trusted", hostile.outside),
                 agent_round("trusted"),
+                route(
+                    "live session, trusted now",
+                    reply("", call("Bash", {"command": "echo live > live.txt"})),
+                    reply("done"),
+                ),
             ]
         }
     )
@@ -104,6 +109,9 @@ async def test_a_hostile_clone_acts_only_once_trusted(
         told = await client.wait_update(
             lambda u: u["sessionId"] == first and u["kind"] == "workspaceTrust" and u["trusted"]
         )
+        prompts_before = len(bash_prompts(client, first))
+        await chat(client, first, "live session, trusted now")  # its next round: sandboxed
+        live_prompts = bash_prompts(client, first)[prompts_before:]
         second = await new_session(client, repo)
         await chat(client, second, "trusted work")
         with pytest.raises(JsonRpcInvalidParams, match="is not a wave worktree"):
@@ -158,6 +166,7 @@ async def test_a_hostile_clone_acts_only_once_trusted(
     assert "Bash: echo trusted > agent-trusted.txt" not in trusted_prompts  # bypassPermissions
     if abi_version() >= 1:  # the repository's sandbox now runs Bash without asking
         assert trusted_prompts == []
+        assert live_prompts == []  # also in the session that was open at the decision
 
 
 async def test_refusing_keeps_holding_back_and_says_so(
