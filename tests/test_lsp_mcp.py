@@ -432,6 +432,20 @@ async def test_a_streamable_http_server_with_variables_in_its_url(
     assert tool_results(fake_model.chat_bodies()[1]) == ["echo: over http"]
 
 
+async def test_an_sse_server(fake_model: FakeModelServer, home: Path, project: Path) -> None:
+    fake_model.set_script(
+        {"routes": [route("sse", reply("", call("mcp__old__echo", {"text": "sse"})), reply("ok"))]}
+    )
+    with http_server(transport="sse") as url:
+        user_servers(home, old={"type": "sse", "url": url})
+        async with server(fake_model, home) as client:
+            sid = await open_session(client, project)
+            connected = await wait_status(client, "old", "connected")
+            await send(client, sid, "sse")
+    assert connected["transport"] == "sse"
+    assert tool_results(fake_model.chat_bodies()[1]) == ["echo: sse"]
+
+
 async def test_a_server_that_cannot_start_is_reported_and_the_session_goes_on(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:

@@ -56,11 +56,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(*args: str) -> Iterator[str]:
-    """The test server over streamable HTTP on a free loopback port; yields its URL."""
+def http_server(*args: str, transport: str = "http") -> Iterator[str]:
+    """The test server over streamable HTTP (or ``sse``) on a free loopback port; yields its
+    URL."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, str(SERVER_SCRIPT), "--http", str(port), *args],
+        [sys.executable, str(SERVER_SCRIPT), f"--{transport}", str(port), *args],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -73,7 +74,7 @@ def http_server(*args: str) -> Iterator[str]:
             if process.poll() is not None:
                 raise RuntimeError("the HTTP test server exited")
             time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
     finally:
         process.terminate()
         process.wait(10)

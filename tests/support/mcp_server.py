@@ -1,5 +1,5 @@
 """A real MCP server for the tests, written with the ``mcp`` SDK (``MCPServer``, FastMCP's
-name in mcp 2): ``python tests/support/mcp_server.py [--http PORT] [--start-delay S]``.
+name in mcp 2): ``python tests/support/mcp_server.py [--http PORT | --sse PORT] [--start-delay S]``.
 
 Tools: ``echo`` (text back), ``peek`` (annotated ``readOnlyHint: true``), ``slow``
 (sleeps), ``fail`` (an ``isError`` result), ``crash`` (the process exits mid-call),
@@ -94,11 +94,14 @@ def hello() -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
+    parser.add_argument("--sse", type=int, default=None)
     parser.add_argument("--start-delay", type=float, default=0.0)
     options = parser.parse_args()
     time.sleep(options.start_delay)
     if options.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
+    elif options.sse is not None:
+        server.run("sse", host="127.0.0.1", port=options.sse)
     else:
         server.run()
 
