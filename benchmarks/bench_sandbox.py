@@ -8,6 +8,8 @@ This process first imports what the server imports (pygls, the openai SDK, dulwi
 it has the server's size: forking it costs what forking the server costs. For comparison,
 Landlock applied between fork and exec in the server's child (``preexec_fn``, the first
 design) instead of through the sandbox's helper process (``runtime/sandbox/spawner.py``).
+The same without network (plan mode and read-only agents, issue 25: Landlock's TCP rules
+and the seccomp filter, or bubblewrap's network namespace) costs the same per command.
 Also: building and closing one sandbox (once per isolated delegation: the ruleset, the
 private TMPDIR, HEAD detached and attached again), and the worktree status that counts an
 isolated run's changes, confined read-only vs not (``GitCliBackend.changes``).
@@ -33,8 +35,8 @@ import wave_ls.session  # noqa: F401
 from wave_ls.runtime.model_client import OpenAIModelClient  # noqa: F401
 from wave_ls.runtime.processes import spawn_group
 from wave_ls.runtime.sandbox import Confinement, confinement
-from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
-from wave_ls.runtime.sandbox.landlock import abi_version
+from wave_ls.runtime.sandbox.bubblewrap import bwrap_offline_path, bwrap_path
+from wave_ls.runtime.sandbox.landlock import NETWORK_ABI, abi_version
 from wave_ls.runtime.tools.bash import run_command
 from wave_ls.worktrees.git_cli import GitCliBackend
 from wave_ls.worktrees.sandboxing import detach_head, isolated_writable, reattach_head
@@ -51,12 +53,24 @@ def mechanisms() -> list[str]:
     return found
 
 
-def forced(mechanism: str) -> Confinement:
+def forced(mechanism: str, network: bool = True) -> Confinement:
     os.environ["WAVE_SANDBOX"] = mechanism
     try:
-        return confinement([Path(tempfile.gettempdir())])
+        box = confinement([Path(tempfile.gettempdir())], network=network)
+        assert box.network == network, f"{mechanism} cannot cut the network here"
+        return box
     finally:
         os.environ.pop("WAVE_SANDBOX", None)
+
+
+def offline_mechanisms() -> list[str]:
+    """Those that can also cut the network (plan mode, read-only agents: issue 25)."""
+    found = []
+    if abi_version() >= NETWORK_ABI:
+        found.append("landlock")
+    if bwrap_offline_path() is not None:
+        found.append("bubblewrap")
+    return found
 
 
 async def preexec_true(box: Confinement, workdir: Path) -> int:
@@ -70,6 +84,7 @@ async def per_command(rounds: int, workdir: Path) -> bool:
     note(f"this process: {rss_mb(os.getpid()):.0f} MB resident (the server's size)")
     boxes: dict[str, Confinement | None] = {"unconfined": None}
     boxes.update((name, forced(name)) for name in mechanisms())
+    boxes.update((f"{name}, no network", forced(name, False)) for name in offline_mechanisms())
     runs: dict[str, Callable[[], Awaitable[int | None]]] = {}
     for name, box in boxes.items():
         runs[name] = functools.partial(_tool_true, box, workdir)
@@ -102,16 +117,20 @@ async def per_command(rounds: int, workdir: Path) -> bool:
     for box in boxes.values():
         if box is not None:
             box.close()
-    for name in mechanisms():  # once per sandbox: the helper starts with the first command
+    # Once per sandbox: the helper starts with the first command.
+    starts = [(name, True) for name in mechanisms()]
+    starts += [(name, False) for name in offline_mechanisms()]
+    for name, network in starts:
         firsts = []
         for _ in range(5):
-            box = forced(name)
+            box = forced(name, network)
             started = time.perf_counter()
             await run_command("true", workdir, 30, sandbox=box)
             firsts.append((time.perf_counter() - started) * 1000)
             box.close()
+        label = name if network else f"{name}, no network"
         figure(
-            f"{name}: first command of a new sandbox (starts its helper)",
+            f"{label}: first command of a new sandbox (starts its helper)",
             statistics.median(firsts),
             "ms",
         )

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import base64
 import os
+import socket
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from tests.support.listener import Listener, listening
 from tests.support.lsp import WaveClient, capabilities, server_env, wave_client
 from tests.test_lsp_delegation import bodies_for
 from tests.test_lsp_worktrees import last_results, send
+from wave_ls.runtime.processes import popen_confined
 from wave_ls.runtime.sandbox import (
     OFFLINE_ADVICE,
     confinement,
@@ -285,3 +288,27 @@ def test_where_nothing_cuts_the_network_the_sandbox_is_unchanged(
     assert without_network(box) is box and without_network(None) is None
     assert confinement([tmp_path], network=False).network  # asked for, not possible
     assert os.environ["WAVE_SANDBOX"] == "none"
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_commands_started_by_a_confined_thread_have_no_network_either(
+    mechanism: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # How our own git runs confined (processes.popen_confined: Landlock and the seccomp
+    # filter applied to a short-lived thread, not to the server).
+    monkeypatch.setenv("WAVE_SANDBOX", mechanism)
+    box = confinement([tmp_path], network=False)
+    try:
+        with listening() as listener:
+            commands = network_commands(listener.port)
+            argv = ["bash", "-c", f"{commands['tcp']}; {commands['dev_tcp']}; {commands['curl']}"]
+            options = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+            [process] = popen_confined([(argv, options)], box)
+            process.wait(30)
+        assert listener.received == [] and listener.connections == 0
+        # The server's own threads keep the network.
+        with listening() as listener:
+            socket.create_connection(("127.0.0.1", listener.port), timeout=5).close()
+        assert listener.connections == 1
+    finally:
+        box.close()
