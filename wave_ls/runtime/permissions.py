@@ -10,12 +10,15 @@ effect               default    acceptEdits  plan          bypassPermissions
 ==================  =========  ===========  ============  ==========================
 read                 allow      allow        allow         allow
 session              allow      allow        allow         allow
-edit                 ask        allow        deny          allow
+edit                 ask        allow (1)    deny          allow
 execute, read-only   allow      allow        allow         allow
 execute, other       ask        ask          deny          allow
 worktree             allow      allow        deny          allow
 other                ask        ask          deny          allow
 ==================  =========  ===========  ============  ==========================
+
+(1) except a control file (``control_file``: ``.wave``/``.claude`` settings, hooks and agents,
+``.mcp.json``, anything under ``.git/``): acceptEdits asks before changing one.
 
 ``dontAsk`` (a subagent's ``permissionMode`` only) gives ``default``'s verdicts; its asker
 never prompts: an ``ask`` is allowed only by a rule the user already gave for the session
@@ -40,6 +43,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, Literal, cast, get_args
 
 from wave_ls.runtime.bash_safety import READ_ONLY_EXAMPLES, is_read_only_command, network_reason
@@ -110,7 +114,7 @@ def decide(
     if effect == "edit":
         if mode == "plan":
             return Verdict("deny", PLAN_MODE_EDIT_DENIED)
-        if mode == "acceptEdits":
+        if mode == "acceptEdits" and control_file(args) is None:
             return ALLOW
         return Verdict("ask", permission_summary(tool_name, args))
     if mode == "plan":
@@ -157,6 +161,34 @@ def _decide_command(
     if sandboxed and network_reason(command) is None:
         return ALLOW
     return Verdict("ask", f"Bash: {_one_line(command)} ({reason})")
+
+
+# Files whose content runs code or sets rules for later sessions (hooks, sandbox, MCP
+# servers, agents' modes, git's hooks and config): acceptEdits still asks before a change,
+# or a prompt-injected model could write itself an unasked hook (an untracked settings file
+# is the user's: docs/security.md).
+CONTROL_NAMES = frozenset({"settings.json", "settings.local.json"})
+CONTROL_DIRS = (".wave", ".claude")
+
+
+def control_file(args: dict[str, Any]) -> str | None:
+    """Why the file an edit targets controls wave-ls or git, or None for an ordinary file."""
+    target = args.get("file_path") or args.get("notebook_path") or ""
+    parts = PurePath(str(target)).parts
+    if not parts:
+        return None
+    if parts[-1] == ".mcp.json":
+        return "it configures MCP servers"
+    for index, part in enumerate(parts[:-1]):
+        rest = parts[index + 1 :]
+        if part == ".git":
+            return "it is part of a git repository's hooks or configuration"
+        if part in CONTROL_DIRS and (rest[0] in ("agents", "hooks") or rest in CONTROL_FILES):
+            return "it holds settings, hooks or agents that later sessions apply"
+    return None
+
+
+CONTROL_FILES = {(name,) for name in CONTROL_NAMES}
 
 
 def permission_summary(tool_name: str, args: dict[str, Any]) -> str:
