@@ -210,13 +210,12 @@ async def test_a_committed_mcp_json_never_starts_in_a_folder_not_trusted(
         listed = (await servers(client, project))["repo"]
         await send(client, sid, "hello")
         await client.request("wave/workspace/trust", {"cwd": str(project), "trusted": True})
-        await client.request("wave/mcp/list", {"cwd": str(project)})  # gates again
+        await send(client, sid, "hello again")  # the decision applies from the next round
         await wait_status(client, "repo", "connected")
     assert answer == {"status": "disabled"}
     assert listed["status"] == "disabled" and "not trusted" in listed["error"]
     assert not any(u.get("status") in ("starting", "connected") for u in _before_trust(client))
-    (body,) = fake_model.chat_bodies()
-    assert mcp_tools(body) == []
+    assert mcp_tools(fake_model.chat_bodies()[0]) == []
 
 
 def _before_trust(client: WaveClient) -> list[dict[str, Any]]:

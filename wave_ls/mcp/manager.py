@@ -199,6 +199,19 @@ class FolderServers:
             self._trusted = is_trusted(self.folder, self.home)
         return self._trusted
 
+    def trust_granted(self) -> bool:
+        """Whether the user trusted the folder since servers were held back for it (then
+        they are gated again: a trust decision applies from the next round)."""
+        held = [s for s in self.servers.values() if s.gate.reason.startswith("held back")]
+        if not held:
+            return False
+        from wave_ls.runtime.trust import is_trusted
+
+        if not is_trusted(self.folder, self.home):
+            return False
+        self._trusted = True
+        return True
+
     def read_config(self) -> None:
         """Read the settings again (a changed definition replaces its server)."""
         self.config = folder_config(self.folder, self.home)
@@ -399,6 +412,9 @@ class McpHandle:
         if not self._defined:
             return []
         self.prepare()
+        if self.started and self.folder.trust_granted():
+            self.folder.apply()
+            self.regate()
         lines: list[str] = []
         starting = [
             s.spec.name
