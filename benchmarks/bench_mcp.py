@@ -24,9 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from benchmarks.common import (
+from common import (
     FakeModelProcess,
     figure,
     heading,
@@ -37,6 +35,7 @@ from benchmarks.common import (
     server_env,
     wave_server,
 )
+
 from wave_ls.runtime.core import (
     ModelRequest,
     ModelResponse,
