@@ -297,7 +297,7 @@ async def test_a_subagents_own_server_runs_for_it_alone(
             f"mcpServers:\n  - mine: {definition}\n---\nOwner.\n"
         ),
     )
-    user_servers(home, srv=stdio_server())  # any user setting makes the user's agents count
+    user_servers(home, srv=stdio_server())  # a session server beside the subagent's own
     # A project agent's inline server asks first, like .mcp.json's: enabled for all here.
     settings = json.loads((home / ".wave" / "settings.json").read_text())
     settings["mcp"] = {"enableProjectServers": True}
