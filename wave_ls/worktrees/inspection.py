@@ -151,6 +151,9 @@ def copy_regular_file(source: Path, target: Path, limit: int) -> bool:
             raise WorktreeError(f"{source} is not a regular file of at most {limit} bytes")
         with open(target, "wb") as out:
             shutil.copyfileobj(handle, out, 1 << 20)
+    # Its time too: git trusts an entry's stat data only when older than the index file
+    # ("racy git"); a newer copy would hide a same-size change made in the same second.
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
     return True
 
 
