@@ -4,7 +4,10 @@ which one wins, ``${VAR}`` expansion, and who may start (real files, real git re
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+
+import pytest
 
 from tests.support.git_repos import commit_all
 from wave_ls.mcp import approvals
@@ -132,3 +135,19 @@ def test_acp_servers_and_subagent_frontmatter_servers() -> None:
     )
     assert names == ["github", "named"] and warnings == []
     assert [(s.name, s.scope, s.ask_first) for s in inline] == [("own", "agent", True)]
+
+
+def test_a_stdio_server_inherits_the_environment_but_not_wave_ls_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As Claude Code: servers read their tokens from the environment they start in; the
+    # model endpoint's key and wave-ls's settings are not theirs.
+    from wave_ls.mcp.connection import server_environment
+
+    monkeypatch.setenv("GITHUB_TOKEN", "gh-token")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    monkeypatch.setenv("WAVE_MODEL", "m")
+    environment = server_environment()
+    assert environment["GITHUB_TOKEN"] == "gh-token"
+    assert "OPENAI_API_KEY" not in environment and "WAVE_MODEL" not in environment
+    assert environment["PATH"] == os.environ["PATH"]

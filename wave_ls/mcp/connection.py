@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
@@ -184,17 +185,13 @@ class Connection:
     def _transport(self, stderr: StderrTail | None) -> contextlib.AbstractAsyncContextManager[Any]:
         spec = self.spec
         if spec.transport == "stdio":
-            from mcp.client.stdio import (
-                StdioServerParameters,
-                get_default_environment,
-                stdio_client,
-            )
+            from mcp.client.stdio import StdioServerParameters, stdio_client
 
             command, args = launch_argv(spec.command, spec.args)
             parameters = StdioServerParameters(
                 command=command,
                 args=args,
-                env={**get_default_environment(), **spec.env},
+                env={**server_environment(), **spec.env},
                 cwd=self.cwd,
                 encoding_error_handler="replace",
             )
@@ -392,3 +389,13 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError | PermissionError | ConnectionError):
         return f"{type(exc).__name__}: {text}"
     return " ".join(text.split())[:500]
+
+
+# wave-ls's own configuration (the model endpoint's key among it) is not the server's.
+OWN_VARIABLES = ("OPENAI_", "WAVE_")
+
+
+def server_environment() -> dict[str, str]:
+    """What a stdio server inherits: wave-ls's environment, as Claude Code passes its own
+    (servers read their tokens from it), less wave-ls's own variables."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(OWN_VARIABLES)}
