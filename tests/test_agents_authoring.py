@@ -226,7 +226,7 @@ def test_hover_texts() -> None:
     text = "---\nname: a\nmcpServers: x\ntools: Read, Reed\nmodel: big\n---\n"
     assert hover(text, 1, 1, FACTS).markdown.startswith("**name** (required)")  # type: ignore[union-attr]
     foreign = hover(text, 2, 1, FACTS).markdown  # type: ignore[union-attr]
-    assert "Claude Code key" in foreign and "MCP servers come with a later version" in foreign
+    assert "Claude Code key" in foreign and "started for it and stopped when it ends" in foreign
     assert "Reads a file. More." in hover(text, 3, 8, FACTS).markdown  # type: ignore[union-attr]
     assert "Did you mean `Read`?" in hover(text, 3, 14, FACTS).markdown  # type: ignore[union-attr]
     known = CompletionFacts({}, models=["big"])

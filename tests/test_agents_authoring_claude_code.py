@@ -50,7 +50,7 @@ def problems(text: str) -> list:
 def test_the_keys_claude_code_honours_are_keys_now() -> None:
     assert set(NEW_KEYS) <= set(KEY_DOCS) and set(NEW_KEYS) <= KNOWN_KEYS
     assert {"mcpServers", "initialPrompt"} == FOREIGN_KEYS
-    assert "MCP servers come with a later version" in key_markdown("mcpServers")
+    assert "started for it and stopped when it ends" in key_markdown("mcpServers")
     offered = labels("---\nname: a\n\n---\n", 2, 0)
     assert set(NEW_KEYS) <= set(offered) and "mcpServers" not in offered
     for key in NEW_KEYS:

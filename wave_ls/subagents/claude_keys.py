@@ -13,7 +13,7 @@ session's mode (``trusted_hooks``, ``trusted_mode``).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +27,6 @@ from wave_ls.subagents.hooks import AgentHooks, parse_agent_hooks
 # The tools an agent with ``memory`` gets to keep its folder (as Claude Code enables them).
 MEMORY_TOOLS = ("Read", "Write", "Edit")
 EFFORT_PARAM = "reasoning_effort"
-MCP_ONLY_NOTE = (
-    "note: this subagent lists only MCP tools ({names}); MCP servers are not supported yet, "
-    "so it ran without tools"
-)
 
 
 @dataclass(frozen=True)
@@ -104,11 +100,3 @@ def trusted_mode(definition: AgentDefinition, session_mode: str, home: Path) -> 
     if mode is None or not trust.looser_mode(mode, session_mode):
         return mode
     return None if _held_back(definition, home) else mode
-
-
-def mcp_only_note(definition: AgentDefinition, granted: Collection[str]) -> str | None:
-    """The note for the main model when the ``tools`` list named only MCP tools, so the
-    subagent has none (MCP servers come later)."""
-    if not definition.mcp_tools or granted:
-        return None
-    return MCP_ONLY_NOTE.format(names=", ".join(definition.mcp_tools))

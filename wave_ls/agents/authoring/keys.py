@@ -206,11 +206,14 @@ KEY_DOCS: dict[str, KeyDoc] = {
     ),
 }
 
-# Claude Code's subagent keys that wave-ls keeps (``AgentDefinition.extra``) but does not
-# use yet: no warning for them, so files shared with Claude Code stay clean.
+# Claude Code's subagent keys that wave-ls keeps as written (``AgentDefinition.extra``):
+# no warning for them, so files shared with Claude Code stay clean.
 FOREIGN_KEYS: frozenset[str] = frozenset({"mcpServers", "initialPrompt"})
 _FOREIGN_NOTES = {
-    "mcpServers": "MCP servers come with a later version of wave-ls.",
+    "mcpServers": (
+        "the MCP servers this subagent gets: names of configured servers, or inline "
+        "`{name: definition}` entries started for it and stopped when it ends (docs/mcp.md)."
+    ),
     "initialPrompt": "wave-ls does not use it.",
 }
 
