@@ -9,7 +9,6 @@ from typing import Any
 
 from acp import RequestError
 from acp.helpers import embedded_text_resource, resource_block, resource_link_block, text_block
-from acp.schema import McpServerStdio
 
 from tests.support.acp_client import AcpAgent, acp_agent
 from tests.support.fake_model import FakeModelServer, call, reply, route
@@ -512,20 +511,6 @@ async def test_resources_become_file_mentions_with_the_editor_text(
         reminder = next(text for text in users if "mentioned these files" in text)
         assert "# demo" in reminder  # read from disk
         assert "return 99" in reminder and "return 41" not in reminder  # the unsaved text
-
-
-async def test_mcp_servers_are_accepted_and_reported_as_not_supported(
-    fake_model: FakeModelServer, home: Path, project: Path
-) -> None:
-    async with acp_agent(env_for(fake_model, home)) as agent:
-        server = McpServerStdio(name="github", command="github-mcp", args=[], env=[])
-        response = await agent.conn.new_session(cwd=str(project), mcp_servers=[server])
-        assert response.field_meta == {
-            "wave": {"mcpServers": {"supported": False, "ignored": ["github"]}}
-        }
-        sid = response.session_id
-        notice = await agent.client.wait_for(lambda: agent.client.text(sid))
-        assert "does not support MCP servers yet" in notice and "github" in notice
 
 
 # ------------------------------------------------------------------ plan

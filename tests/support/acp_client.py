@@ -48,6 +48,8 @@ class RecordingClient:
     updates: list[tuple[str, Update]] = field(default_factory=list)
     permission_requests: list[dict[str, Any]] = field(default_factory=list)
     permission_answer: PermissionAnswer | None = None
+    # Extension notifications (``_<method>``), as (method without the ``_``, params).
+    notifications: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     _changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
@@ -76,6 +78,10 @@ class RecordingClient:
         return RequestPermissionResponse(
             outcome=AllowedOutcome(outcome="selected", option_id=chosen)
         )
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        self.notifications.append((method, params))
+        self._changed.set()
 
     async def write_text_file(self, **_: Any) -> None:
         raise RequestError.method_not_found("fs/write_text_file")
@@ -133,9 +139,13 @@ def agent_command() -> list[str]:
 
 @asynccontextmanager
 async def acp_agent(
-    env: dict[str, str], stderr_to: Path | None = None, command: list[str] | None = None
+    env: dict[str, str],
+    stderr_to: Path | None = None,
+    command: list[str] | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> AsyncIterator[AcpAgent]:
-    """A started and initialized ``wave-ls acp`` (or ``command``); closing its stdin ends it."""
+    """A started and initialized ``wave-ls acp`` (or ``command``); closing its stdin ends it.
+    ``meta``: the client capabilities' ``_meta``."""
     command = command or agent_command()
     stderr = stderr_to.open("ab") if stderr_to else asyncio.subprocess.DEVNULL
     process = await asyncio.create_subprocess_exec(
@@ -154,7 +164,7 @@ async def acp_agent(
         init = await asyncio.wait_for(
             conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
-                client_capabilities=ClientCapabilities(),
+                client_capabilities=ClientCapabilities(field_meta=meta),
                 client_info=Implementation(name="wave-tests", version="1"),
             ),
             30,

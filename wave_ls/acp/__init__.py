@@ -6,6 +6,7 @@ CodeCompanion, agent-shell).
 - ``updates``: runtime events -> ``session/update`` (message chunks, tool calls, plan);
 - ``tool_calls``: a tool call's title, kind, locations and content;
 - ``permissions``: ``session/request_permission``;
+- ``mcp_servers``: the client's MCP servers, a project server's approval, status notices;
 - ``commands``: the subagents as ``available_commands_update``;
 - ``prompt``: ACP content blocks -> the chat message and its mentions;
 - ``history``: a saved session replayed on ``session/load``;

@@ -5,7 +5,10 @@
 session (its modes are the four permission modes); ``session/prompt`` runs one turn and
 answers with its stop reason once every update of the turn has been sent (the first
 prompt of a session in a folder that needs a trust decision asks it first: ``trust.py``);
-``session/cancel`` stops it; ``session/set_mode`` switches the permission mode.
+``session/cancel`` stops it; ``session/set_mode`` switches the permission mode. The
+``mcpServers`` of ``session/new`` and ``session/load`` are the session's own MCP servers, and
+a project's server waiting for approval is asked about at the first prompt
+(``mcp_servers.py``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,13 @@ from acp.schema import (
 from wave_ls import __version__
 from wave_ls.acp.commands import CommandsAnnouncer
 from wave_ls.acp.history import replay
+from wave_ls.acp.mcp_servers import (
+    MCP_STATUS,
+    ApprovalAsker,
+    McpNotices,
+    given_servers,
+    wants_mcp_status,
+)
 from wave_ls.acp.outbox import Outbox
 from wave_ls.acp.permissions import AcpPermissionAsker
 from wave_ls.acp.prompt import prompt_message
@@ -58,9 +68,12 @@ from wave_ls.runtime.settings import RuntimeSettings, model_client_for
 from wave_ls.runtime.transcript import valid_session_id
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from acp.interfaces import Client
 
     from wave_ls.agents import AgentRegistry
+    from wave_ls.mcp.config import ServerSpec
     from wave_ls.session import AgentSession
 
 log = logging.getLogger(__name__)
@@ -74,10 +87,6 @@ MODES: dict[PermissionMode, tuple[str, str]] = {
     "plan": ("Plan", "Read and plan only: no edits, no commands that change anything"),
     "bypassPermissions": ("Bypass permissions", "Run every tool without asking"),
 }
-MCP_NOT_SUPPORTED = (
-    "wave-ls does not support MCP servers yet; these were ignored: {names}. "
-    "The session works with its own tools and subagents."
-)
 
 
 @dataclass
@@ -88,9 +97,9 @@ class LiveSession:
     updates: SessionUpdates
     commands: CommandsAnnouncer
     prompts: set[asyncio.Task[Any]] = field(default_factory=set)  # turns of pending prompts
-    ignored_mcp: list[str] = field(default_factory=list)
     trust_settled: bool = False  # asked (or no need), and said what is held back
     offer_trust: bool = False  # something is held back: ``/trust`` is offered
+    mcp_settled: bool = False  # its project servers waiting for approval were asked about
 
 
 def mode_state(current: str) -> SessionModeState:
@@ -127,12 +136,19 @@ class WaveAgent:
         self._conn: Client | None = None
         self._outbox: Outbox | None = None
         self._trust_lock = asyncio.Lock()  # one trust question at a time per connection
+        self._mcp_notices = McpNotices()
+        # MCP approval questions asked on this connection: (folder, server, definition hash).
+        self._mcp_asked: set[tuple[Path, str, str]] = set()
+        self._mcp_status_wanted = False  # the client opted in to ``_wave/mcp/status``
 
     def on_connect(self, conn: Client) -> None:
         self._conn = conn
         self._outbox = Outbox(
             lambda sid, update: conn.session_update(session_id=sid, update=update)
         )
+        from wave_ls.mcp.status_events import on_status
+
+        on_status(self._mcp_status)
 
     @property
     def conn(self) -> Client:
@@ -159,6 +175,7 @@ class WaveAgent:
     ) -> InitializeResponse:
         from acp import PROTOCOL_VERSION
 
+        self._mcp_status_wanted = wants_mcp_status(client_capabilities)
         return InitializeResponse(
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
@@ -166,7 +183,7 @@ class WaveAgent:
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
-                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="wave-ls", title="Wave", version=__version__),
@@ -177,12 +194,12 @@ class WaveAgent:
         self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> NewSessionResponse:
         folder = existing_folder(cwd, "session/new")
-        live = self._open(folder, uuid.uuid4().hex, self.settings.model, "default", [])
-        self._after_open(live, mcp_servers)
+        given = given_servers(mcp_servers)
+        live = self._open(folder, uuid.uuid4().hex, self.settings.model, "default", [], given)
+        self._after_open(live)
         return NewSessionResponse(
             session_id=live.session.id,
             modes=mode_state(live.session.conversation.upcoming("permission_mode")),
-            field_meta=self._meta(live),
         )
 
     async def load_session(
@@ -203,14 +220,17 @@ class WaveAgent:
             mode = cast(PermissionMode, saved_mode if saved_mode in PERMISSION_MODES else "default")
             saved_model = header.get("model")
             model = saved_model if saved_model not in (None, "", "unconfigured") else None
-            live = self._open(folder, session_id, model or self.settings.model, mode, messages)
+            given = given_servers(mcp_servers)
+            live = self._open(
+                folder, session_id, model or self.settings.model, mode, messages, given
+            )
+        # A session already open on this connection keeps the servers it was opened with.
         for update in replay(live.session.messages, live.session.cwd):
             self.outbox.put(session_id, update)
         await self.outbox.drain()  # the history first, then the answer
-        self._after_open(live, mcp_servers)
+        self._after_open(live)
         return LoadSessionResponse(
             modes=mode_state(live.session.conversation.upcoming("permission_mode")),
-            field_meta=self._meta(live),
         )
 
     async def list_sessions(
@@ -262,6 +282,10 @@ class WaveAgent:
             if not live.trust_settled:
                 await self._settle_trust(live)
                 live.trust_settled = True
+            if not live.mcp_settled:
+                live.mcp_settled = True
+                await self._ask_mcp_approvals(live)
+            self.outbox.put_text(session_id, self._mcp_notices.take(session_id))
             return await live.session.send(message.text, supplied_files=message.supplied_files)
 
         turn = run_task(  # awaited below, which handles its failure; cancel stops either part
@@ -309,10 +333,14 @@ class WaveAgent:
     async def shutdown(self) -> None:
         """End every session (the connection closed): turns cancelled, background tasks
         stopped, transcripts closed."""
+        from wave_ls.mcp.status_events import LISTENERS
+
         for live in list(self.sessions.values()):
             await live.commands.stop()
-            await live.session.close()
+            await live.session.close()  # its own MCP servers stop, the folder's with the last
         self.sessions.clear()
+        if self._mcp_status in LISTENERS:
+            LISTENERS.remove(self._mcp_status)
         if self._outbox is not None:
             await self._outbox.close()
 
@@ -351,9 +379,63 @@ class WaveAgent:
     def _trust_changed(self, root: Path) -> None:
         """A decision for ``root``: its live sessions take what now applies (the sandbox is
         the one setting a session holds; the rest is read where it is used)."""
+        folders = set()
         for other in self.sessions.values():
             if other.session.cwd == root or other.session.cwd.is_relative_to(root):
                 other.session.reload_sandbox()
+                other.mcp_settled = False  # a server held back may now wait for approval
+                folders.add(other.session.cwd)
+        for folder in folders:  # the project's MCP servers are gated again
+            run_task(self._regate_mcp(folder), f"acp-mcp-regate-{folder.name}")
+
+    async def _regate_mcp(self, folder: Path) -> None:
+        from wave_ls.mcp.manager import default_manager
+
+        await default_manager().list(folder, self.home)
+
+    async def _ask_mcp_approvals(self, live: LiveSession) -> None:
+        """Ask about each project server of the session waiting for approval (once per
+        connection, folder and definition), then keep the answer as ``wave/mcp/approve``."""
+        from wave_ls.mcp.manager import UnknownServer, default_manager
+
+        handle, folder = live.session.mcp, live.session.cwd
+        if not handle.defined:  # no file defines a server: nothing to read
+            return
+        try:
+            await default_manager().list(folder, self.home)  # trust and settings as they are now
+            handle.prepare()
+            waiting = [s for s in handle.servers() if s.status == "needs-approval"]
+        except Exception:  # a broken settings file must not end the session
+            log.exception(
+                "session %s: the MCP servers of %s were not read", live.session.id, folder
+            )
+            return
+        asker = ApprovalAsker(self.conn.request_permission, self.outbox)
+        for server in waiting:
+            key = (folder, server.spec.name, server.spec.definition_hash)
+            async with self._trust_lock:  # one question at a time; another session may ask
+                if key in self._mcp_asked:
+                    continue
+                self._mcp_asked.add(key)
+                answer = await asker.ask(live.session.id, server, folder)
+            if answer is None:
+                continue
+            try:
+                await default_manager().approve(folder, self.home, server.spec.name, answer)
+            except UnknownServer:  # the definition went away meanwhile
+                continue
+
+    def _mcp_status(self, folder: Path, owner: str | None, row: dict[str, Any]) -> None:
+        """An MCP server's status changed: the sessions that use it say so at their next
+        prompt (``McpNotices``)."""
+        for session_id, live in list(self.sessions.items()):
+            if owner == session_id or (owner is None and live.session.cwd == folder):
+                self._mcp_notices.heard(session_id, row)
+                if self._mcp_status_wanted:
+                    run_task(
+                        self.conn.ext_notification(MCP_STATUS, {"sessionId": session_id, **row}),
+                        "acp-mcp-status",
+                    )
 
     def _live(self, session_id: str, method: str) -> LiveSession:
         live = self.sessions.get(session_id)
@@ -368,6 +450,7 @@ class WaveAgent:
         model: str | None,
         mode: PermissionMode,
         messages: list[Message],
+        mcp_servers: Sequence[ServerSpec] = (),
     ) -> LiveSession:
         from wave_ls.session import AgentSession
 
@@ -406,6 +489,7 @@ class WaveAgent:
             asker=asker,
             messages=messages,
             catalog=lambda: self.registry.load(cwd),
+            mcp_servers=mcp_servers,
         )
         commands = CommandsAnnouncer(
             session_id,
@@ -417,17 +501,7 @@ class WaveAgent:
         self.sessions[session_id] = live
         return live
 
-    def _after_open(self, live: LiveSession, mcp_servers: list[Any] | None) -> None:
+    def _after_open(self, live: LiveSession) -> None:
         """What follows the answer to session/new or session/load: the subagents as
-        commands, and a word about MCP servers that were given."""
-        live.ignored_mcp = [str(getattr(server, "name", "?")) for server in mcp_servers or []]
-        if live.ignored_mcp:
-            log.warning("session %s: MCP servers ignored: %s", live.session.id, live.ignored_mcp)
-            notice = MCP_NOT_SUPPORTED.format(names=", ".join(live.ignored_mcp))
-            self.outbox.put_text(live.session.id, f"_{notice}_\n\n")
+        commands."""
         live.commands.announce()
-
-    def _meta(self, live: LiveSession) -> dict[str, Any] | None:
-        if not live.ignored_mcp:
-            return None
-        return {"wave": {"mcpServers": {"supported": False, "ignored": live.ignored_mcp}}}

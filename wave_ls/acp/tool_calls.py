@@ -46,6 +46,7 @@ KINDS: dict[str, ToolKind] = {
     "TaskList": "think",
 }
 FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
+MCP_PREFIX = "mcp__"  # an MCP server's tool: mcp__<server>__<tool>
 TITLE_LIMIT = 120
 RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
 FENCED = frozenset({"read", "execute", "search"})  # results shown as preformatted text
@@ -83,8 +84,29 @@ def title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
         return "Exit plan mode: the plan is ready"
     if name == "Bash":
         return permission_summary(name, args)  # the whole command (up to 200 characters)
+    if name.startswith(MCP_PREFIX):
+        return mcp_title(name, args, details)
     argument = key_argument(args, TITLE_LIMIT)
     return f"{name} {argument}" if argument else name
+
+
+def mcp_title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
+    """``<server>: <tool> <argument>`` for ``mcp__<server>__<tool>``: the server's own names
+    when the call's ``details.mcp`` has them, and its key argument (else the first text
+    argument)."""
+    found = details.get("mcp")
+    info: dict[str, Any] = found if isinstance(found, dict) else {}
+    server, _, tool = name.removeprefix(MCP_PREFIX).partition("__")
+    server = str(info.get("server") or server)
+    tool = str(info.get("title") or info.get("tool") or tool or name)
+    key = info.get("keyArgument")
+    value = args.get(key) if isinstance(key, str) else None
+    if not isinstance(value, str):
+        value = key_argument(args, TITLE_LIMIT) or next(
+            (v for v in args.values() if isinstance(v, str) and v.strip()), ""
+        )
+    text = " ".join(f"{server}: {tool} {value}".split())
+    return text if len(text) <= TITLE_LIMIT else text[: TITLE_LIMIT - 1] + "…"
 
 
 def final_content(

@@ -1,0 +1,187 @@
+"""MCP servers over ACP: the ones the client gives, the approval question, the notices.
+
+- ``session/new`` and ``session/load`` carry ``mcpServers`` (stdio ``{name, command, args,
+  env: [{name, value}]}``, http/sse ``{type, name, url, headers: [{name, value}]}``): they
+  become servers of scope ``acp`` of that session alone (``given_servers``), started with
+  it and stopped when it ends (the runtime's ``McpHandle``).
+- A project server (``.mcp.json``) waiting for approval is asked about at the session's
+  first prompt, after the trust question, with ``session/request_permission`` on a tool call
+  "Start MCP server <name>?": ``allow_always`` "Start it" / ``reject_always`` "Don't start
+  it", kept as ``wave/mcp/approve`` keeps it (``~/.wave/mcp-approvals.json``). Asked once
+  per folder and server per connection; a cancelled question keeps nothing.
+- Status changes (``mcpStatus`` over LSP): a server that failed is said once, as message
+  text, at the start of the session's next prompt (``McpNotices``); ``starting`` and
+  ``connected`` are not said (the model is told by the runtime). A client that opts in
+  (``initialize``'s ``clientCapabilities._meta: {"wave": {"mcpStatus": true}}``) also gets
+  each change as the extension notification ``_wave/mcp/status`` ``{sessionId, name, scope,
+  transport, status, tools, error?}`` (the ``wave/mcp/list`` item).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from acp.helpers import text_block, tool_content
+from acp.schema import (
+    PermissionOption,
+    PermissionOptionKind,
+    RequestPermissionResponse,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallUpdate,
+)
+
+from wave_ls.acp.outbox import Outbox
+from wave_ls.acp.tool_calls import Content
+
+if TYPE_CHECKING:
+    from wave_ls.mcp.config import ServerSpec
+    from wave_ls.mcp.manager import Server
+
+log = logging.getLogger(__name__)
+
+START: Final = "allow_always"
+DONT_START: Final = "reject_always"
+
+MCP_STATUS = "wave/mcp/status"  # ``_wave/mcp/status`` on the wire (the SDK adds the ``_``)
+
+Request = Callable[..., Awaitable[RequestPermissionResponse]]
+
+
+def wants_mcp_status(client_capabilities: Any) -> bool:
+    """Whether ``initialize``'s client capabilities ask for ``_wave/mcp/status``."""
+    meta = getattr(client_capabilities, "field_meta", None)
+    wave = meta.get("wave") if isinstance(meta, dict) else None
+    return isinstance(wave, dict) and wave.get("mcpStatus") is True
+
+
+def given_servers(servers: Sequence[Any] | None) -> list[ServerSpec]:
+    """The client's ``mcpServers`` as specs of scope ``acp`` (a name given twice: the last
+    definition)."""
+    if not servers:
+        return []
+    from wave_ls.mcp.config import from_acp
+
+    by_name: dict[str, ServerSpec] = {}
+    for spec in from_acp(list(servers)):
+        if spec.name in by_name:
+            log.warning("MCP server %r given twice; the last definition is used", spec.name)
+        by_name.pop(spec.name, None)
+        by_name[spec.name] = spec
+    return list(by_name.values())
+
+
+def failed_text(row: dict[str, Any]) -> str:
+    error = str(row.get("error") or "no reason given").strip()
+    return f"_MCP server **{row.get('name')}** failed: {error}_\n\n"
+
+
+class McpNotices:
+    """What each session says about its MCP servers at its next prompt: the servers that
+    failed since (once per server and error; one that recovered is not said)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, dict[str, str]] = {}  # session id -> server name -> text
+        self._said: dict[str, set[tuple[str, str]]] = {}  # (server, error) already said
+
+    def heard(self, session_id: str, row: dict[str, Any]) -> None:
+        name = str(row.get("name"))
+        pending = self._pending.setdefault(session_id, {})
+        if row.get("status") != "failed":
+            pending.pop(name, None)
+            return
+        key = (name, str(row.get("error") or ""))
+        said = self._said.setdefault(session_id, set())
+        if key not in said:
+            said.add(key)
+            pending[name] = failed_text(row)
+
+    def take(self, session_id: str) -> str:
+        return "".join(self._pending.pop(session_id, {}).values())
+
+
+def question_text(server: Server, folder: Path) -> str:
+    spec = server.spec
+    source = spec.source
+    where = source.name if source is not None and source.parent == folder else str(source)
+    return "\n".join(
+        [
+            f"The project's `{where}` defines the MCP server **{spec.name}**:",
+            "",
+            f"    {spec.describe()}",
+            "",
+            "Starting it runs that as you (outside the command sandbox); its tools join the "
+            "session once it is connected. The answer is kept for this folder and this "
+            "definition (a changed definition asks again).",
+        ]
+    )
+
+
+def approval_options() -> list[PermissionOption]:
+    kinds: tuple[PermissionOptionKind, ...] = (START, DONT_START)
+    names = ("Start it", "Don't start it")
+    return [
+        PermissionOption(option_id=k, name=n, kind=k) for k, n in zip(kinds, names, strict=True)
+    ]
+
+
+class ApprovalAsker:
+    """Asks one ACP client whether to start a project's MCP server, as a tool call."""
+
+    def __init__(self, request: Request, outbox: Outbox) -> None:
+        self.request = request  # the connection's request_permission
+        self.outbox = outbox
+
+    async def ask(self, session_id: str, server: Server, folder: Path) -> bool | None:
+        """True (start it), False (don't), None (cancelled or the client failed)."""
+        call_id = f"mcp-approval-{uuid.uuid4().hex[:12]}"
+        title = f"Start MCP server {server.spec.name}?"
+        body: list[Content] = [tool_content(text_block(question_text(server, folder)))]
+        self.outbox.put(
+            session_id,
+            ToolCallStart(
+                session_update="tool_call",
+                tool_call_id=call_id,
+                title=title,
+                kind="other",
+                status="pending",
+                content=body,
+                raw_input={
+                    "server": server.spec.name,
+                    "transport": server.spec.transport,
+                    "source": str(server.spec.source),
+                },
+            ),
+        )
+        await self.outbox.drain()  # the tool call first, then the question on it
+        try:
+            response = await self.request(
+                session_id=session_id,
+                tool_call=ToolCallUpdate(
+                    tool_call_id=call_id, title=title, kind="other", status="pending"
+                ),
+                options=approval_options(),
+            )
+        except Exception as exc:  # a client error must not kill the turn
+            log.warning("session/request_permission (MCP approval) failed: %s", exc)
+            answer = None
+        else:
+            outcome = response.outcome
+            chosen = outcome.option_id if outcome.outcome == "selected" else None
+            answer = {START: True, DONT_START: False}.get(chosen) if chosen else None
+        result = {True: "Approved", False: "Not started", None: "Not answered"}[answer]
+        self.outbox.put(
+            session_id,
+            ToolCallProgress(
+                session_update="tool_call_update",
+                tool_call_id=call_id,
+                status="completed" if answer is not None else "failed",
+                content=[*body, tool_content(text_block(result))],
+                raw_output={"approved": answer},
+            ),
+        )
+        return answer
