@@ -38,7 +38,20 @@ export const MESSAGES = {
   afterRestart: 'After the restart: are you still there?',
   background: 'Run the slow job in the background.',
   untrusted: 'What does this repository do?',
+  mcpHello: 'Hello! Which tools do you have today?',
+  mcpPeek: 'Peek at calc.py with the calc-tools server.',
 };
+
+/**
+ * A project whose committed `.mcp.json` names a stdio MCP server (issue 26): the test server
+ * of tests/support/mcp_server.py, run by `python` (the Python that has the `mcp` SDK).
+ */
+export function mcpFiles(python, serverScript) {
+  return {
+    ...PROJECT_FILES,
+    '.mcp.json': JSON.stringify({ mcpServers: { 'calc-tools': { command: python, args: [serverScript] } } }, null, 2),
+  };
+}
 
 const SLOW_TASK = 'Wait for the slow job (a minute) and report.';
 
@@ -112,6 +125,14 @@ export function fakeModelScript() {
         ],
       },
       { match: MESSAGES.long, steps: [{ content: ESSAY.repeat(6), chunk_size: 3, chunk_delay: 0.15 }] },
+      { match: MESSAGES.mcpHello, steps: [{ content: 'Hello! The calc-tools MCP server is connected, so I can use its tools.', ...slow }] },
+      {
+        match: MESSAGES.mcpPeek,
+        steps: [
+          { tool_calls: [call('mcp__calc-tools__peek', { what: 'calc.py' })], ...slow },
+          { content: 'The calc-tools server answered: it peeked at calc.py.', ...slow },
+        ],
+      },
       { match: MESSAGES.untrusted, steps: [{ content: 'It is a tiny calculator with two functions, add and mul.', ...slow }] },
       { match: MESSAGES.afterRestart, steps: [{ content: 'Still here: this chat was resumed from its saved history.', ...slow }] },
       { match: MESSAGES.draft, steps: [{ content: 'Noted: **test-runner** will run the tests when you say so.', ...slow }] },

@@ -67,7 +67,8 @@ node node_modules/code-server/out/node/entry.js --version
 
 step "end to end: code-server + headless Chromium + wave-ls (.vsix $VSIX)"
 cd "$EXT"
-# In this order: the second world (workspace trust, Restricted Mode) keeps the first's output.
+# In this order: the later worlds (workspace trust in Restricted Mode; MCP servers) keep the
+# first one's output.
 WAVE_VSIX="$VSIX" node --test --test-concurrency=1 --test-timeout=1200000 \
-  e2e/vscode.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs
+  e2e/vscode.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs e2e/mcp.e2e.test.mjs
 step "done"

@@ -6,6 +6,7 @@ import { CHAT_VIEW_ID, ChatViewProvider } from './host/chatViewProvider';
 import { configureModel } from './host/config';
 import { DiffDocuments } from './host/diffViews';
 import { editorLsp } from './host/editorLsp';
+import { McpView } from './host/mcpView';
 import { newSubagent } from './host/newSubagent';
 import { ServerConnection } from './host/serverConnection';
 import { SubagentStatus } from './host/statusBar';
@@ -23,6 +24,7 @@ export function activate(context: vscode.ExtensionContext): void {
   let configuring = false;
   const worktrees = new WorktreesView(server, diffs);
   const tasks = new TasksView(chats, server);
+  const mcp = new McpView(server);
 
   context.subscriptions.push(
     log,
@@ -31,10 +33,12 @@ export function activate(context: vscode.ExtensionContext): void {
     chats,
     worktrees,
     tasks,
+    mcp,
     new SubagentStatus(chats),
     vscode.window.registerWebviewViewProvider(CHAT_VIEW_ID, chatView),
     vscode.window.registerTreeDataProvider('wave.worktrees', worktrees),
     vscode.window.registerTreeDataProvider('wave.tasks', tasks),
+    vscode.window.registerTreeDataProvider('wave.mcp', mcp),
     vscode.commands.registerCommand('wave.newChat', () => chats.newChat()),
     vscode.commands.registerCommand('wave.stop', () => chats.stop()),
     vscode.commands.registerCommand('wave.showSessions', () => chats.showSessionsPicker()),

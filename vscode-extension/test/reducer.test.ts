@@ -188,3 +188,17 @@ describe('workspace trust (issue 25)', () => {
     assert.equal(quiet.trust, undefined);
   });
 });
+
+describe('MCP servers (issue 26)', () => {
+  test('an mcpStatus update, or a kind this extension does not know, leaves the chat as it was', () => {
+    const before = run([up({ kind: 'userMessage', message: { role: 'user', content: 'hi' } })]);
+    const after = run(
+      [
+        up({ kind: 'mcpStatus', name: 'srv', scope: 'project', transport: 'stdio', status: 'connected', tools: ['mcp__srv__echo'] }),
+        { type: 'update', update: { sessionId: S, kind: 'contextUsage', tokens: 1, windowTokens: 2 } as unknown as SessionUpdate },
+      ],
+      before,
+    );
+    assert.deepEqual(after, before);
+  });
+});

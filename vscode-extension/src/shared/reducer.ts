@@ -195,6 +195,10 @@ function applyUpdate(state: ChatState, u: SessionUpdate): ChatState {
       return state;
     case 'workspaceTrust':
       return applyTrust(state, u);
+    case 'mcpStatus': // the MCP Servers view shows it
+      return state;
+    default: // a kind a newer server sends: the chat stays as it is
+      return state;
   }
 }
 

@@ -104,7 +104,20 @@ export type SessionUpdate =
   | { sessionId: string; kind: 'messagesChanged'; count: number }
   | { sessionId: string; kind: 'turnEnded'; status: string; text: string; error?: string | null }
   | { sessionId: string; kind: 'task'; task: TaskInfo }
-  | ({ sessionId: string; kind: 'workspaceTrust' } & WorkspaceTrust);
+  | ({ sessionId: string; kind: 'workspaceTrust' } & WorkspaceTrust)
+  | ({ sessionId: string; kind: 'mcpStatus' } & McpServerInfo);
+
+/** One MCP server of a folder: an item of `wave/mcp/list`, and an `mcpStatus` update. */
+export interface McpServerInfo {
+  name: string;
+  scope: 'project' | 'user' | 'local' | 'acp' | 'agent';
+  transport: 'stdio' | 'http' | 'sse';
+  /** The five of the protocol, and `stopped`: allowed, but no session of the folder runs it. */
+  status: 'starting' | 'connected' | 'failed' | 'needs-approval' | 'disabled' | 'stopped';
+  /** Full names, `mcp__<server>__<tool>`. */
+  tools: string[];
+  error?: string;
+}
 
 /** One thing the folder's repository ships that waits for the user's trust. */
 export interface HeldBack {

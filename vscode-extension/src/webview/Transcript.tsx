@@ -7,7 +7,7 @@ import type { AssistantItem, ChatItem, NoticeItem, PermissionItem, ToolItem, Use
 import { Icon, Spinner } from './icons';
 import { renderMarkdown, renderUserText } from './markup';
 import { post } from './vscodeApi';
-import { formatDuration, formatTokens, parseArgs, toolTarget } from './toolSummary';
+import { formatDuration, formatTokens, parseArgs, toolLabel, toolTarget } from './toolSummary';
 import { agentColorCss, agentNotes } from '../shared/agentStyle';
 
 /** Items rendered at first (and added per step when scrolling up): a long chat opens fast. */
@@ -107,7 +107,7 @@ function ToolBlock({ item, cwd }: { item: ToolItem; cwd: string }): JSX.Element 
       <button class="tool-head" type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
         <Icon name="chevron" class={`chev${open ? ' open' : ''}`} />
         <StatusIcon status={item.status} />
-        <span class="tool-name">{item.name}</span>
+        <span class="tool-name" title={item.name}>{toolLabel(item.name)}</span>
         <span class="tool-target" title={target}>{target}</span>
         {item.shortResult ? <span class="tool-short">{item.shortResult}</span> : null}
       </button>
@@ -254,7 +254,7 @@ function PermissionCard({ item, cwd }: { item: PermissionItem; cwd: string }): J
   };
   const bash = request.toolName === 'Bash';
   const target = bash ? '' : toolTarget(request.toolName, args, cwd);
-  const what = bash ? 'run this command' : target ? `${request.toolName} ${target}` : request.summary;
+  const what = bash ? 'run this command' : target ? `${toolLabel(request.toolName)} ${target}` : request.summary;
   if (!pending) {
     return (
       <div class={`permission permission-${item.state}`}>

@@ -26,6 +26,12 @@ function oneLine(text: string, max = 90): string {
   return more ? `${line.slice(0, max - 1)}…` : line;
 }
 
+/** A tool's name as the chat shows it: `server · tool` for an MCP server's `mcp__server__tool`. */
+export function toolLabel(name: string): string {
+  const m = /^mcp__(.+?)__(.+)$/.exec(name);
+  return m ? `${m[1]} · ${m[2]}` : name;
+}
+
 /** What the call works on: the file, the command, the pattern, ... */
 export function toolTarget(name: string, args: Record<string, unknown>, cwd?: string): string {
   switch (name) {
