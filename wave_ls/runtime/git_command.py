@@ -11,7 +11,7 @@ wave-ls starts:
   fsmonitor, hooks, the ``ext::`` transport, signature display, automatic gc. When the
   repository's own config files set them (its ``config``, ``config.worktree`` and what they
   include): each filter driver, ``core.sshCommand``, credential helpers, ``core.askPass``,
-  ``gpg.*program``, ``remote.*.uploadpack``/``receivepack``, ``core.gitProxy``. The user's
+  ``gpg.*program``, ``core.gitProxy``; fetches pass ``--upload-pack=git-upload-pack``. The user's
   own settings (``~/.gitconfig``: git-lfs, an SSH command, a credential helper) keep working.
   ``diff.external`` and diff drivers cannot be overridden by ``-c``: diffing commands pass
   ``--no-ext-diff --no-textconv`` (``NO_DIFF_PROGRAMS``).
@@ -62,6 +62,8 @@ ALWAYS_OFF: tuple[tuple[str, str], ...] = (
     ("gc.auto", "0"),
     ("maintenance.auto", "false"),
 )
+# What a fetch runs on the other side (a local remote: here): never the config's.
+UPLOAD_PACK = "--upload-pack=git-upload-pack"
 # Diffing commands: diff.external and diff drivers (command, textconv) cannot be reset by -c.
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")
 
@@ -203,8 +205,7 @@ def overrides_for(entries: Iterable[_Entry]) -> list[tuple[str, str]]:
     out: dict[str, str] = {}
     for e in entries:
         sub = e.subsection
-        runs = e.section == "filter" or e.key in ("uploadpack", "receivepack")
-        if runs and sub is not None and not _SUBSECTION_SAFE.fullmatch(sub):
+        if e.section == "filter" and sub is not None and not _SUBSECTION_SAFE.fullmatch(sub):
             raise UnsafeConfig(f"the repository's config names a {e.section} {sub!r}")
         if e.section == "filter" and sub is not None:
             for key in ("clean", "smudge", "process"):
@@ -222,9 +223,6 @@ def overrides_for(entries: Iterable[_Entry]) -> list[tuple[str, str]]:
         elif e.section == "gpg" and e.key in ("program", "defaultkeycommand"):
             key = "program" if e.key == "program" else "defaultKeyCommand"
             out["gpg." + (f"{sub}." if sub else "") + key] = "false"
-        elif e.section == "remote" and sub is not None and e.key in ("uploadpack", "receivepack"):
-            program = "git-upload-pack" if e.key == "uploadpack" else "git-receive-pack"
-            out[f"remote.{sub}.{e.key}"] = program
     return list(out.items())
 
 
@@ -304,6 +302,11 @@ def git_argv(
     """``git <safe options> <args>`` for a command run in ``cwd`` with ``env``; the
     repository config files it reads are found, ``config_files`` are added (those of a git
     the command itself starts in another work tree)."""
+    args = list(args)
+    if args[:1] in (["fetch"], ["pull"], ["ls-remote"]):
+        # remote.<name>.uploadpack is multi-valued and git takes the first: -c cannot
+        # override a repository's; the option does.
+        args.insert(1, UPLOAD_PACK)
     return ["git", *safe_git_args([*config_files_for(cwd, env), *config_files]), *args]
 
 

@@ -30,7 +30,9 @@ import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any, cast
 
+from dulwich.config import Config
 from dulwich.diff_tree import (
     CHANGE_ADD,
     CHANGE_COPY,
@@ -233,17 +235,57 @@ class DulwichBackend:
 # ---------------------------------------------------------------------- helpers
 
 
+class _WithoutFilters:
+    """A config that hides the ``filter.<name>`` sections of ``refused`` (their ``required``
+    included, which dulwich checks beside the driver)."""
+
+    def __init__(self, config: Config, refused: set[str | None]) -> None:
+        self._config, self._refused = config, refused
+
+    def _hidden(self, section: tuple[bytes | str, ...]) -> bool:
+        if len(section) != 2 or section[0] not in (b"filter", "filter"):
+            return False
+        name = section[1]
+        return (name.decode("utf-8", "replace") if isinstance(name, bytes) else name) in (
+            self._refused
+        )
+
+    def get(self, section: tuple[bytes | str, ...], name: bytes | str) -> Any:
+        if self._hidden(section):
+            raise KeyError(name)
+        return self._config.get(section, name)
+
+    def get_boolean(
+        self, section: tuple[bytes | str, ...], name: bytes | str, default: bool = False
+    ) -> bool:
+        if self._hidden(section):
+            return default
+        return self._config.get_boolean(section, name, default)
+
+    def __getattr__(self, attribute: str) -> Any:
+        return getattr(self._config, attribute)
+
+
 class _NoRepositoryPrograms(FilterRegistry):
     """Filter drivers the repository's own config files define (or include) never run:
     a shipped ``.git/config``, or one an agent made, would run them in this process. The
     user's drivers (``~/.gitconfig``: git-lfs) and line-ending conversion still apply."""
 
     def __init__(self, r: Repo) -> None:
-        super().__init__(r.get_config_stack(), r)
         files = git_command.config_files_of(Path(r.controldir()), Path(r.commondir()))
         self.refused = {
             e.subsection for e in git_command.repository_entries(files) if e.section == "filter"
         }
+        super().__init__(r.get_config_stack(), r)
+
+    @property
+    def config(self) -> Config | None:
+        return self._hiding
+
+    @config.setter
+    def config(self, value: Config | None) -> None:  # dulwich refreshes it at every use
+        hiding = _WithoutFilters(value, self.refused) if value is not None else None
+        self._hiding = cast("Config | None", hiding)
 
     def _create_from_config(self, name: str) -> FilterDriver | None:
         if name in self.refused:
