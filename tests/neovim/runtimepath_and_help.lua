@@ -10,6 +10,7 @@ require("wave").setup({ permission_mode = "nonsense" })
 H.eq("default", require("wave.config").get().permission_mode, "a bad option falls back")
 local commands = {
   "WaveChat", "WaveStop", "WaveSessions", "WaveMode", "WaveTasks", "WaveWorktrees", "WaveTrust",
+  "WaveMcp",
 }
 for _, name in ipairs(commands) do
   H.eq(2, vim.fn.exists(":" .. name), name)
@@ -39,6 +40,8 @@ local tags = {
   "wave-permissions",
   "wave-trust",
   ":WaveTrust",
+  ":WaveMcp",
+  "wave-mcp",
   "wave-health",
   "wave-statusline",
 }

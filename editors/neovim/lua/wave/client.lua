@@ -85,6 +85,7 @@ local function client_config(root)
     },
     on_init = function(client)
       ready[client.id] = true
+      require("wave.mcp").watch() -- MCP servers waiting for approval, or failing, are said
       local callbacks = waiting[client.id] or {}
       waiting[client.id] = nil
       for _, callback in ipairs(callbacks) do

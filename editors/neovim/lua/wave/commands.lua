@@ -78,6 +78,15 @@ function M.register()
   command("WaveWorktrees", function()
     wave().worktrees()
   end, { desc = "List kept worktrees (diff, remove)" })
+  command("WaveMcp", function(args)
+    wave().mcp(args.fargs)
+  end, {
+    nargs = "*",
+    desc = "Show the project's MCP servers; approve or deny one (:WaveMcp approve <name>)",
+    complete = function(_, line)
+      return require("wave.mcp").complete(require("wave").project_root(), line)
+    end,
+  })
 
   vim.keymap.set("n", "<Plug>(WaveChat)", "<Cmd>WaveChat<CR>", { desc = "Wave: open the chat" })
   vim.keymap.set("n", "<Plug>(WaveStop)", "<Cmd>WaveStop<CR>", { desc = "Wave: stop the turn" })

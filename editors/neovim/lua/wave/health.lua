@@ -1,5 +1,6 @@
 --- `:checkhealth wave`: the server and its version, the model endpoint, the subagents the
---- project loads and the problems in their files, and the project's workspace trust.
+--- project loads and the problems in their files, the project's workspace trust and its MCP
+--- servers.
 local M = {}
 
 local health = vim.health
@@ -165,6 +166,58 @@ local function check_trust(root)
   }))
 end
 
+--- The project's MCP servers, from the running server (`wave/mcp/list`).
+local function check_mcp(root)
+  health.start("MCP servers")
+  local client = require("wave.client").get(root)
+  if not client then
+    health.info("the server is not running for " .. root .. ": :WaveChat starts it")
+    return
+  end
+  local compat = require("wave.compat")
+  local response = compat.request_sync(client, "wave/mcp/list", { cwd = root }, 5000)
+  local listed = response and response.result
+  if type(listed) ~= "table" then
+    local err = response and response.err
+    health.warn("could not list the MCP servers: " .. (err and err.message or "no answer"))
+    return
+  end
+  local servers = listed.servers or {}
+  if #servers == 0 then
+    health.info("no MCP servers defined (.mcp.json, ~/.wave/settings.json)")
+    return
+  end
+  local mcp = require("wave.mcp")
+  for _, server in ipairs(servers) do
+    local tools = #(server.tools or {})
+    local line = ("%s: %s (%s, %s%s)"):format(
+      server.name,
+      mcp.status_text(server),
+      server.scope or "?",
+      server.transport or "?",
+      tools > 0 and (", %d tool%s"):format(tools, tools == 1 and "" or "s") or ""
+    )
+    local error = server.error and server.error ~= "" and (": " .. server.error) or ""
+    local running = { connected = true, starting = true, stopped = true }
+    if running[server.status] then
+      health.ok(line)
+    elseif server.status == "needs-approval" then
+      health.warn(line, {
+        (":WaveMcp approve %s to start it (:WaveMcp deny %s to keep it off)"):format(
+          server.name,
+          server.name
+        ),
+      })
+    elseif mcp.held_back(server) then
+      health.warn(line .. error, { ":WaveTrust to trust the folder first" })
+    elseif server.status == "failed" then
+      health.warn(line .. error, { "Check its command or URL in the file that defines it" })
+    else
+      health.info(line .. error)
+    end
+  end
+end
+
 local function check_completion()
   health.start("Completion")
   health.ok("omnifunc (<C-x><C-o>) in the chat input")
@@ -183,6 +236,7 @@ function M.check()
   if found then
     check_agents(root)
     check_trust(root)
+    check_mcp(root)
   end
   check_completion()
 end

@@ -92,4 +92,17 @@ function M.worktrees()
   require("wave.worktrees").pick(M.chat().root)
 end
 
+--- The project root of the current buffer: its chat's, else the nearest marker's.
+function M.project_root()
+  local buf = vim.api.nvim_get_current_buf()
+  local chat = require("wave.chat").of_buffer(buf)
+  return chat and chat.root or require("wave.client").root(buf)
+end
+
+--- `:WaveMcp [approve|deny <name>]`
+---@param args string[]?
+function M.mcp(args)
+  require("wave.mcp").command(M.project_root(), args or {})
+end
+
 return M
