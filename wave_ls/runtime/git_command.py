@@ -335,7 +335,7 @@ def start_git(
         "stdin": subprocess.DEVNULL if stdin is None else stdin,
         "stdout": stdout,
         "stderr": subprocess.PIPE,
-        "start_new_session": True,
+        "process_group": 0,  # its own group, to kill; setsid would cost a fork (no vfork)
     }
     if text:
         options.update(text=True, encoding="utf-8", errors="surrogateescape")

@@ -19,12 +19,14 @@ runs programs and whose object store is a symbolic link into ``$HOME``. So:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
 import shutil
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -157,6 +159,46 @@ def copy_regular_file(source: Path, target: Path, limit: int) -> bool:
     return True
 
 
+class _ScratchPool:
+    """Scratch git dirs for read-only commands, reused: making and deleting a folder costs
+    ~3 ms on a journaling disk, more than the status it serves. Each is used by one command
+    set at a time; all are deleted when the process ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: list[Path] = []
+        self._base: Path | None = None
+
+    def take(self) -> Path:
+        with self._lock:
+            if self._base is None or not self._base.is_dir():
+                self._base = Path(tempfile.mkdtemp(prefix="wave-git-"))
+                self._free.clear()
+                atexit.register(shutil.rmtree, self._base, True)
+            while self._free:
+                scratch = self._free.pop()
+                if scratch.is_dir():
+                    return scratch
+            return Path(tempfile.mkdtemp(dir=self._base))
+
+    def give_back(self, scratch: Path) -> None:
+        with self._lock:
+            self._free.append(scratch)
+
+
+_pool = _ScratchPool()
+
+
+def _emptied(scratch: Path) -> Path:
+    """``scratch`` without what an earlier command left (a lock, an index)."""
+    for entry in os.scandir(scratch):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            os.unlink(entry.path)
+    return scratch
+
+
 @contextlib.contextmanager
 def scratch_git_dir(
     dirs: WorktreeDirs, *, objects: bool = False
@@ -164,10 +206,12 @@ def scratch_git_dir(
     """A temporary git dir for ``dirs``' work tree and the environment that points git at it:
     ``(scratch, env)``. ``HEAD`` and ``index`` are copies (the worktree's own are never
     touched); with ``objects``, new objects go to ``<scratch>/objects`` (the repository's
-    store and the private one are read as alternates), so git writes only in ``scratch``."""
+    store and the private one are read as alternates), so git writes only in ``scratch``.
+    Without ``objects`` the folder is a reused one: for commands that write nothing."""
     check_dirs(dirs)
     head = read_head_file(dirs.git_dir)
-    scratch = Path(tempfile.mkdtemp(prefix="wave-git-"))
+    pooled = not objects
+    scratch = _emptied(_pool.take()) if pooled else Path(tempfile.mkdtemp(prefix="wave-git-"))
     try:
         (scratch / "HEAD").write_bytes(head)
         (scratch / "commondir").write_text(f"{dirs.common}\n", encoding="utf-8")
@@ -187,4 +231,7 @@ def scratch_git_dir(
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(map(str, alternates))
         yield scratch, env
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if pooled:
+            _pool.give_back(scratch)
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)

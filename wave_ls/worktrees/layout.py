@@ -9,11 +9,15 @@ regular files only, never blocking on a FIFO.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
+import queue
 import re
 import stat
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -226,16 +230,68 @@ def repair_registrations(common: Path, main: Path) -> str | None:
     return None
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str, *, release_later: bool = False) -> None:
     """Replace ``path`` (whatever it is, but a directory) with a regular file holding
-    ``text``: written beside it, then renamed over it."""
-
+    ``text``: written beside it, then renamed over it. ``release_later``: the replaced file
+    is freed by a background thread (on a disk that discards freed blocks, freeing one costs
+    ~5 ms, which the end of a run should not wait for)."""
     fd, temporary = tempfile.mkstemp(prefix=".wave-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        kept = _keep_for_later(path) if release_later else None
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+    if kept is not None:
+        _releaser.release(kept)
+
+
+def _keep_for_later(path: Path) -> Path | None:
+    """A second name for the regular file ``path`` (so replacing it frees nothing yet)."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        kept = path.with_name(f".wave-old-{os.urandom(6).hex()}")
+        os.link(path, kept)
+    except OSError:
+        return None
+    return kept
+
+
+class _Releaser:
+    """Deletes files in one background thread, in order; what is left at exit is deleted
+    then."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._queue: queue.SimpleQueue[Path] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def release(self, path: Path) -> None:
+        self._queue.put(path)
+        with self._lock:
+            if self._thread is None:
+                atexit.register(self.drain)
+                self._thread = threading.Thread(target=self._run, name="wave-release", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            path = self._queue.get()
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def drain(self) -> None:
+        while True:
+            try:
+                path = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+
+_releaser = _Releaser()

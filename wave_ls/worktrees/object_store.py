@@ -5,19 +5,21 @@ replace one (git does not check a loose object's hash when it reads it: the pare
 ``git checkout`` would write the agent's version of a committed file). So while it runs, its
 worktree reads and writes objects through a store of its own:
 
-- ``<main>/.wave/worktrees/.objects/<name>/`` is a common dir of its own: ``objects/`` (its
-  store, the only part its sandbox may write, with ``info/alternates`` naming the parent's
-  store, read-only) and symbolic links to everything else of the real common dir (refs,
-  config, packed-refs...: read-only in the sandbox, as before). The worktree's admin dir's
-  ``commondir`` names it for the run (``open_private_store``); git's own layout, so every
-  git command of the agent (and nothing else: unlike ``GIT_OBJECT_DIRECTORY``, repositories
-  its tests make in ``$TMPDIR`` keep their own stores) uses it.
+- ``<main>/.wave/worktrees/.objects/<name>/`` is a common dir of its own (taken from a pool
+  of free ones when there is one: renaming is cheap, making and deleting folders is not):
+  ``objects/`` (its store, the only part its sandbox may write, with ``info/alternates``
+  naming the parent's store, read-only) and symbolic links to everything else of the real
+  common dir (refs, config, packed-refs...: read-only in the sandbox, as before). The
+  worktree's admin dir's ``commondir`` names it for the run (``open_private_store``); git's
+  own layout, so every git command of the agent (and nothing else: unlike
+  ``GIT_OBJECT_DIRECTORY``, repositories its tests make in ``$TMPDIR`` keep their own
+  stores) uses it.
 - At the end, before the branch is moved, its objects enter the parent's store through git,
   which computes every object's name from its content: ``git pack-objects`` of the loose
   objects piped into ``git unpack-objects --strict`` (``index-pack --stdin --strict`` for
   many, and for packs it made), run on the real common dir (``import_objects``). A forged
   loose object is stored under its true name, or refused; the parent's objects are never
-  overwritten. Then ``commondir`` is restored and the store deleted (``close_private_store``).
+  overwritten. Then ``commondir`` is restored and the store freed (``close_private_store``).
   When the objects cannot be brought in, the store and the ``commondir`` stay: the worktree
   keeps working, and the note says so.
 
@@ -34,6 +36,7 @@ import re
 import shutil
 import stat
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -98,21 +101,64 @@ def open_private_store(dirs: WorktreeDirs, main: Path, name: str) -> PrivateStor
     pointed = Path(os.path.realpath(dirs.git_dir / original.decode("utf-8", "replace").strip()))
     if pointed != Path(os.path.realpath(dirs.common)):
         original = b"../..\n"  # a run that never ended left it at the store: git's own value
+    if not os.path.lexists(root):
+        _claim_free_store(root)
     root.mkdir(parents=True, exist_ok=True)
     (root / "objects" / "info").mkdir(parents=True, exist_ok=True)
     problem = object_store_problem(root / "objects", root)
     if problem is not None:
         raise OSError(problem)
     alternates = root / "objects" / "info" / "alternates"
-    layout.write_atomically(alternates, f"{dirs.common / 'objects'}\n")
+    wanted = f"{dirs.common / 'objects'}\n"
+    if git_dirs.read_small_file(alternates) != wanted.encode():  # a free store has it
+        layout.write_atomically(alternates, wanted)
     for entry in SHARED_ENTRIES:
         link = root / entry
         if not os.path.lexists(link):
             os.symlink(dirs.common / entry, link)
     store = PrivateStore(root, dirs.git_dir, dirs.common, original)
-    layout.write_atomically(dirs.git_dir / "commondir", f"{root}\n")
+    layout.write_atomically(dirs.git_dir / "commondir", f"{root}\n", release_later=True)
     log.debug("worktree %s: private object store %s", dirs.worktree, root)
     return store
+
+
+# Deleting a folder costs ~4 ms on this kind of disk (renaming one, microseconds): a store
+# left as it was made goes back to a pool of free ones beside the others, for the next run.
+_FREE_PREFIX = ".free-"
+
+
+def _claim_free_store(root: Path) -> bool:
+    """Rename a free store of this repository to ``root`` (another process may take the
+    same one first: the rename then fails and the next is tried)."""
+    try:
+        free = [e.path for e in os.scandir(root.parent) if e.name.startswith(_FREE_PREFIX)]
+    except OSError:
+        return False
+    for path in free:
+        try:
+            os.rename(path, root)
+        except OSError:
+            continue
+        return True
+    return False
+
+
+def _as_made(store: PrivateStore) -> bool:
+    """Whether the store holds exactly what ``open_private_store`` put there (so it can
+    serve another run): nothing of the agent's, not even a file in ``objects/info``."""
+    try:
+        top = {e.name: e for e in os.scandir(store.root)}
+        objects = {e.name for e in os.scandir(store.objects)}
+        info = {e.name for e in os.scandir(store.objects / "info")}
+    except OSError:
+        return False
+    if set(top) != {*SHARED_ENTRIES, "objects"} or objects != {"info"} or info != {"alternates"}:
+        return False
+    for entry in SHARED_ENTRIES:
+        if not top[entry].is_symlink() or os.readlink(top[entry].path) != str(store.common / entry):
+            return False
+    expected = f"{store.common / 'objects'}\n".encode()
+    return git_dirs.read_small_file(store.objects / "info" / "alternates") == expected
 
 
 def _loose_objects(objects: Path) -> list[str]:
@@ -236,12 +282,32 @@ def _text(data: bytes | str | None) -> str:
 
 def close_private_store(store: PrivateStore) -> None:
     """Point the admin dir's ``commondir`` back at the real common dir (git's own value)
-    and delete the private one. Never raises (logged)."""
+    and put the private one back in the pool when it is as made, else delete it in the
+    background (deleting folders costs ~4 ms each here, and nothing waits for it). Never
+    raises (logged)."""
     try:
         layout.write_atomically(
-            store.admin_dir / "commondir", store.commondir.decode("utf-8", "surrogateescape")
+            store.admin_dir / "commondir",
+            store.commondir.decode("utf-8", "surrogateescape"),
+            release_later=True,
         )
     except OSError as error:
         log.warning("cannot restore %s: %s", store.admin_dir / "commondir", error)
         return
-    shutil.rmtree(store.root, ignore_errors=True)
+    free = _as_made(store)
+    # Renamed first: a new store of the same name (a reused worktree) is never deleted.
+    name = f"{_FREE_PREFIX}{os.urandom(6).hex()}" if free else f".{os.urandom(6).hex()}.deleted"
+    tomb = store.root.with_name(name)
+    try:
+        os.rename(store.root, tomb)
+    except OSError as error:
+        log.warning("cannot delete %s: %s", store.root, error)
+        return
+    if not free:
+        threading.Thread(
+            target=_delete, args=(tomb,), name="wave-store-delete", daemon=True
+        ).start()
+
+
+def _delete(root: Path) -> None:
+    shutil.rmtree(root, ignore_errors=True)

@@ -180,7 +180,8 @@ def _move_branch(detached: DetachedHead, ref: str, new: str) -> str | None:
     return None
 
 
-_write_atomically = layout.write_atomically
+def _write_atomically(path: Path, text: str) -> None:
+    layout.write_atomically(path, text, release_later=True)
 
 
 @dataclass(frozen=True)
