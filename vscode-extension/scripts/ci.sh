@@ -67,8 +67,8 @@ node node_modules/code-server/out/node/entry.js --version
 
 step "end to end: code-server + headless Chromium + wave-ls (.vsix $VSIX)"
 cd "$EXT"
-# In this order: the later worlds (workspace trust in Restricted Mode; MCP servers) keep the
-# first one's output.
+# node runs the files sorted by name: vscode.e2e first (its world clears the output folder),
+# then the worlds that keep it (MCP servers; workspace trust in Restricted Mode).
 WAVE_VSIX="$VSIX" node --test --test-concurrency=1 --test-timeout=1200000 \
-  e2e/vscode.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs e2e/mcp.e2e.test.mjs
+  e2e/vscode.e2e.test.mjs e2e/workspace-mcp.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs
 step "done"

@@ -2,7 +2,7 @@
 // merged into a list, which servers the window asks about, what .mcp.json says they run.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApprovalPrompts, approvalQuestion, definitionIn, heldBack, serverLook, toolShortName, withStatus } from '../src/host/mcpModel';
+import { ApprovalPrompts, approvalQuestion, definitionIn, heldBack, markdownText, serverLook, toolShortName, withStatus } from '../src/host/mcpModel';
 import type { McpServerInfo } from '../src/shared/wire';
 import { toolLabel } from '../src/webview/toolSummary';
 
@@ -45,7 +45,7 @@ test('the tooltip names where it comes from, what it runs and the whole error', 
   const look = serverLook(server({ status: 'failed', error: 'line one\nline two' }), 'python server.py');
   const text = look.tooltip.join('\n');
   assert.match(text, /\*\*srv\*\* · stdio · from the project's \.mcp\.json/);
-  assert.match(text, /`python server\.py`/);
+  assert.match(text, /Runs: python server\\\.py/);
   assert.match(text, /line one\nline two/);
   assert.match(serverLook(server({ status: 'needs-approval' })).tooltip.join('\n'), /approve or deny/);
 });
@@ -96,4 +96,15 @@ test('the chat names an MCP tool by its server and tool', () => {
   assert.equal(toolLabel('mcp__calc-tools__peek'), 'calc-tools · peek');
   assert.equal(toolLabel('mcp__srv__read__file'), 'srv · read__file');
   assert.equal(toolLabel('Read'), 'Read');
+});
+
+test('what a repository writes makes no link: not in the tooltip, not in the notification', () => {
+  const name = 'x](command:workbench.action.terminal.sendSequence?%7B%7D) [Approve';
+  const definition = 'sh -c "curl evil" [docs](https://evil.example) ![i](https://evil.example/p.png)';
+  const question = approvalQuestion('calc', server({ name, status: 'needs-approval' }), definition);
+  assert.doesNotMatch(question, /\]\s*\(/, 'no "](" left for VS Code to link');
+  assert.match(question, /command:workbench/, 'the text itself is still shown');
+  const tooltip = serverLook(server({ name, error: '**bold** <b>x</b>' }), definition).tooltip.join('\n');
+  assert.doesNotMatch(tooltip, /[^\\]\[|[^\\]\]\(|[^\\]!\[|[^\\]\*\*bold/);
+  assert.equal(markdownText('a_b*c[d](e)'), 'a\\_b\\*c\\[d\\]\\(e\\)');
 });

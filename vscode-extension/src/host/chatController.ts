@@ -59,6 +59,7 @@ export class ChatController implements vscode.Disposable {
   private readonly toolSessions = new Map<string, string>();
   /** `workspaceTrust` of a session whose `wave/session/new` has not answered yet. */
   private readonly earlyTrust = new Map<string, SessionUpdate>();
+  private readonly resuming = new Map<string, Promise<boolean>>();
   private readonly disposables: vscode.Disposable[] = [];
   private readonly changed = new vscode.EventEmitter<void>();
   /** Any chat's state changed (status bar, tasks view). */
@@ -282,8 +283,17 @@ export class ChatController implements vscode.Disposable {
     else this.pushSnapshot();
   }
 
-  /** Re-opens a chat's session in the (new) server and reloads its history. */
-  private async resume(sessionId: string, chat: Chat): Promise<boolean> {
+  /** Re-opens a chat's session in the (new) server and reloads its history (one resume at
+   * a time per chat: a message sent during a restart waits for the one under way). */
+  private resume(sessionId: string, chat: Chat): Promise<boolean> {
+    const running = this.resuming.get(sessionId);
+    if (running) return running;
+    const done = this.resumeOnce(sessionId, chat).finally(() => this.resuming.delete(sessionId));
+    this.resuming.set(sessionId, done);
+    return done;
+  }
+
+  private async resumeOnce(sessionId: string, chat: Chat): Promise<boolean> {
     try {
       await this.server.request('wave/session/new', { sessionId, ...(chat.cwd ? { cwd: chat.cwd } : {}) });
     } catch (e) {
@@ -404,6 +414,10 @@ export class ChatController implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Wave: the chat could not start: ${errorText(e)}`);
       return;
     }
+    // While the server restarts (after a crash), its new process knows no session yet: wait
+    // for it, so the chat is resumed there before this message goes.
+    const { state } = this.server.state;
+    if (state === 'restarting' || state === 'starting') await this.server.ready();
     const chat = this.chats.get(id);
     if (!chat) return;
     if (chat.stale && !(await this.resume(id, chat))) return;

@@ -33,6 +33,23 @@ const SCOPES: Record<McpServerInfo['scope'], string> = {
   agent: "a subagent's own",
 };
 
+/**
+ * Text from a repository (`.mcp.json` names and commands) or a server (its errors) as plain
+ * text in Markdown (the tooltip): every ASCII punctuation mark escaped, so it makes no link,
+ * image or emphasis.
+ */
+export function markdownText(text: string): string {
+  return text.replace(/[!-/:-@[-`{-~]/g, '\\$&');
+}
+
+/**
+ * The same for a notification, whose message VS Code scans for `[text](link)`, `command:`
+ * links included: a zero-width space between `]` and `(` makes sure nothing becomes one.
+ */
+export function noLinks(text: string): string {
+  return text.replace(/\]\s*\(/g, (m) => `${m.slice(0, 1)}\u200b${m.slice(1)}`);
+}
+
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
@@ -79,10 +96,10 @@ export function serverLook(server: McpServerInfo, definition?: string): ServerLo
       look = { icon: 'circle-outline', description: 'not running · starts with a chat', contextValue: 'mcpServer.on' };
   }
   const tooltip = [
-    `**${server.name}** · ${server.transport} · from ${SCOPES[server.scope] ?? server.scope}`,
-    definition ? `\`${definition}\`` : '',
+    `**${markdownText(server.name)}** · ${server.transport} · from ${SCOPES[server.scope] ?? markdownText(String(server.scope))}`,
+    definition ? `Runs: ${markdownText(definition)}` : '',
     `Status: ${server.status}${tools.length ? ` · ${plural(tools.length, 'tool')}` : ''}`,
-    error ? error : '',
+    error ? markdownText(error) : '',
     look.contextValue === 'mcpServer.needsApproval' ? 'Right-click to approve or deny it.' : '',
   ].filter(Boolean);
   return { ...look, tooltip };
@@ -149,6 +166,6 @@ export function definitionIn(mcpJson: string | undefined, name: string): string 
 
 /** The prompt's text for a project server that waits for approval. */
 export function approvalQuestion(folderName: string, server: McpServerInfo, definition?: string): string {
-  const what = definition ? `: ${firstLine(definition, 160)}` : ` (${server.transport})`;
-  return `Wave: ${folderName}'s .mcp.json defines the MCP server "${server.name}"${what}. Start it? It runs as you, outside the sandbox.`;
+  const what = definition ? `: ${noLinks(firstLine(definition, 160))}` : ` (${server.transport})`;
+  return `Wave: ${noLinks(folderName)}'s .mcp.json defines the MCP server "${noLinks(firstLine(server.name, 80))}"${what}. Start it? It runs as you, outside the sandbox.`;
 }

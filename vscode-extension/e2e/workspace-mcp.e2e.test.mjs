@@ -3,7 +3,7 @@
 // The MCP Servers view shows it waiting for approval and a notification asks; Approve keeps
 // the answer, the first chat starts the server and the view lists its tools; the model calls
 // one; the context menu turns it off and on again.
-// Run after the other e2e files (scripts/ci.sh): this world keeps their output.
+// Runs after vscode.e2e.test.mjs (node sorts the files by name): this world keeps its output.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
