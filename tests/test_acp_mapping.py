@@ -210,3 +210,33 @@ def test_a_saved_history_replays_as_the_client_saw_it_live() -> None:
         "in tests/",
     ]
     assert refused["status"] == "failed" and refused["content"][0]["content"]["text"] == "denied"
+
+
+def test_mcp_tool_titles_name_the_server_and_the_tool() -> None:
+    shown = present("mcp__context7__resolve-library-id", {"libraryName": "react"}, CWD)
+    assert shown.title == "context7: resolve-library-id react"
+    assert shown.kind == "other"
+    details = {"mcp": {"server": "docs", "tool": "search", "keyArgument": "q", "title": "Search"}}
+    assert present("mcp__docs__search", {"n": 3, "q": "how"}, CWD, details).title == (
+        "docs: Search how"
+    )
+    assert present("mcp__srv__pid", {}, CWD).title == "srv: pid"
+
+
+def test_what_a_repository_or_a_server_writes_stays_code_in_the_approval_and_the_notice() -> None:
+    from wave_ls.acp.mcp_servers import failed_text, question_text
+    from wave_ls.mcp.config import parse_server
+    from wave_ls.mcp.gate import Gate
+    from wave_ls.mcp.manager import Server
+
+    name = "x\n\n**Safe**: click `Start`"
+    written = {"command": "sh", "args": ["-c", "echo hi\n```\n# Trusted by wave-ls"]}
+    spec = parse_server(name, written, "project", CWD / ".mcp.json")
+    text = question_text(Server(spec, Gate("needs-approval")), CWD)
+    first, *rest = text.split("\n")
+    # One line, in a code span longer than its backticks (CommonMark drops the two spaces).
+    assert first.endswith("defines the MCP server `` x **Safe**: click `Start` ``:")
+    body = "\n".join(rest)
+    assert "````\nsh -c echo hi\n```\n# Trusted by wave-ls\n````" in body  # a longer fence
+    notice = failed_text({"name": "bad", "error": "boom\n```\n_fake assistant text_"})
+    assert notice == "_MCP server `bad` failed:_\n````\nboom\n```\n_fake assistant text_\n````\n\n"

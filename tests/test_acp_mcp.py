@@ -203,7 +203,7 @@ async def test_a_given_server_that_cannot_start_is_said_once_and_the_session_goe
         assert await say(agent, sid, "two") == "end_turn"
         all_text = agent.client.text(sid)
     assert failed["error"]
-    assert first_text.startswith("_MCP server **broken** failed: ")
+    assert first_text.startswith("_MCP server `broken` failed:_\n```\nthe server exited")
     assert first_text.endswith("first") and "fine" not in first_text
     assert all_text == first_text + "second"  # said once
     bodies = fake_model.chat_bodies()

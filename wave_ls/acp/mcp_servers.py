@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -75,9 +76,36 @@ def given_servers(servers: Sequence[Any] | None) -> list[ServerSpec]:
     return list(by_name.values())
 
 
+# Names, paths and commands come from a repository's .mcp.json and errors from a server's
+# stderr: shown as code, never as Markdown of their own (a newline or a fence cannot break
+# out of it).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+def one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(_CONTROL.sub(" ", text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def code_span(text: str, limit: int = 120) -> str:
+    """``text`` on one line as a Markdown code span, whatever backticks it holds."""
+    flat = one_line(text, limit)
+    ticks = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def fenced(text: str) -> str:
+    """``text`` as a fenced code block no line of it can close."""
+    fence = "```"
+    while fence in text:
+        fence += "`"
+    return f"{fence}\n{text.rstrip()}\n{fence}"
+
+
 def failed_text(row: dict[str, Any]) -> str:
     error = str(row.get("error") or "no reason given").strip()
-    return f"_MCP server **{row.get('name')}** failed: {error}_\n\n"
+    return f"_MCP server {code_span(str(row.get('name')), 60)} failed:_\n{fenced(error)}\n\n"
 
 
 class McpNotices:
@@ -110,9 +138,9 @@ def question_text(server: Server, folder: Path) -> str:
     where = source.name if source is not None and source.parent == folder else str(source)
     return "\n".join(
         [
-            f"The project's `{where}` defines the MCP server **{spec.name}**:",
+            f"The project's {code_span(where)} defines the MCP server {code_span(spec.name, 60)}:",
             "",
-            f"    {spec.describe()}",
+            fenced(spec.describe()),
             "",
             "Starting it runs that as you (outside the command sandbox); its tools join the "
             "session once it is connected. The answer is kept for this folder and this "
@@ -139,7 +167,7 @@ class ApprovalAsker:
     async def ask(self, session_id: str, server: Server, folder: Path) -> bool | None:
         """True (start it), False (don't), None (cancelled or the client failed)."""
         call_id = f"mcp-approval-{uuid.uuid4().hex[:12]}"
-        title = f"Start MCP server {server.spec.name}?"
+        title = f"Start MCP server {one_line(server.spec.name, 60)}?"
         body: list[Content] = [tool_content(text_block(question_text(server, folder)))]
         self.outbox.put(
             session_id,
