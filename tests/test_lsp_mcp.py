@@ -426,6 +426,7 @@ async def test_a_streamable_http_server_with_variables_in_its_url(
             await send(client, sid, "web")
             listed = await servers(client, project)
     assert listed["web"]["transport"] == "http" and listed["web"]["status"] == "connected"
+    assert listed["web"]["command"].startswith("http http://127.0.0.1:")  # where it connects
     assert listed["broken"]["status"] == "failed"
     assert "NO_SUCH_VARIABLE" in listed["broken"]["error"]
     assert tool_results(fake_model.chat_bodies()[1]) == ["echo: over http"]

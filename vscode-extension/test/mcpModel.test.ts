@@ -2,7 +2,7 @@
 // merged into a list, which servers the window asks about, what .mcp.json says they run.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ApprovalPrompts, approvalQuestion, definitionIn, heldBack, markdownText, serverLook, toolShortName, withStatus } from '../src/host/mcpModel';
+import { ApprovalPrompts, approvalQuestion, heldBack, markdownText, serverLook, toolShortName, withStatus } from '../src/host/mcpModel';
 import type { McpServerInfo } from '../src/shared/wire';
 import { toolLabel } from '../src/webview/toolSummary';
 
@@ -73,21 +73,8 @@ test('the window asks about each waiting project server once, whatever the answe
   assert.deepEqual(prompts.take('/q', waiting).map((s) => s.name), ['one'], 'another folder is asked about on its own');
 });
 
-test('what .mcp.json says a server runs, for the prompt and the tooltip', () => {
-  const file = JSON.stringify({
-    mcpServers: {
-      local: { command: 'python', args: ['tools/server.py', '--quiet'] },
-      web: { type: 'sse', url: 'http://127.0.0.1:9/sse' },
-      plain: { url: 'https://mcp.example.com/mcp' },
-    },
-  });
-  assert.equal(definitionIn(file, 'local'), 'python tools/server.py --quiet');
-  assert.equal(definitionIn(file, 'web'), 'sse http://127.0.0.1:9/sse');
-  assert.equal(definitionIn(file, 'plain'), 'http https://mcp.example.com/mcp');
-  assert.equal(definitionIn(file, 'missing'), undefined);
-  assert.equal(definitionIn('{not json', 'local'), undefined);
-  assert.equal(definitionIn(undefined, 'local'), undefined);
-  const question = approvalQuestion('calc', server({ status: 'needs-approval' }), definitionIn(file, 'local'));
+test('the prompt names what the server runs (the server says it: wave/mcp/list command)', () => {
+  const question = approvalQuestion('calc', server({ status: 'needs-approval' }), 'python tools/server.py --quiet');
   assert.equal(question, `Wave: calc's .mcp.json defines the MCP server "srv": python tools/server.py --quiet. Start it? It runs as you, outside the sandbox.`);
   assert.match(approvalQuestion('calc', server()), /"srv" \(stdio\)\. Start it\?/);
 });

@@ -70,6 +70,7 @@ class Server:
             "name": self.spec.name,
             "scope": self.spec.scope,
             "transport": self.spec.transport,
+            "command": self.spec.describe(),  # what it runs or where it connects
             "status": self.status,
             "tools": self.tool_names(),
         }

@@ -1,8 +1,7 @@
 /**
  * The MCP servers of the workspace folders as the MCP Servers view shows them: each
  * server's icon, description, tooltip and menu (from `wave/mcp/list` items), its tools'
- * short names, which project servers to ask about (once per server per window), and what a
- * project's `.mcp.json` says a server runs (shown before the user approves it).
+ * short names, and which project servers to ask about (once per server per window).
  *
  * No `vscode` import here (the view passes what it has), so it is unit tested.
  */
@@ -139,29 +138,6 @@ export class ApprovalPrompts {
     }
     return out;
   }
-}
-
-/** What `.mcp.json` says server `name` runs: `command args…` or `<type> <url>` (undefined if
- * the file does not define it, or cannot be read). */
-export function definitionIn(mcpJson: string | undefined, name: string): string | undefined {
-  if (!mcpJson) return undefined;
-  let data: unknown;
-  try {
-    data = JSON.parse(mcpJson);
-  } catch {
-    return undefined;
-  }
-  const servers = (data as { mcpServers?: unknown } | null)?.mcpServers;
-  if (!servers || typeof servers !== 'object') return undefined;
-  const entry = (servers as Record<string, unknown>)[name];
-  if (!entry || typeof entry !== 'object') return undefined;
-  const d = entry as { command?: unknown; args?: unknown; url?: unknown; type?: unknown };
-  if (typeof d.command === 'string') {
-    const args = Array.isArray(d.args) ? d.args.filter((a): a is string => typeof a === 'string') : [];
-    return [d.command, ...args].join(' ');
-  }
-  if (typeof d.url === 'string') return `${typeof d.type === 'string' ? d.type : 'http'} ${d.url}`;
-  return undefined;
 }
 
 /** The prompt's text for a project server that waits for approval. */

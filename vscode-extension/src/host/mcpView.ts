@@ -7,7 +7,6 @@
  * any server on and off the same way.
  */
 
-import * as fs from 'fs/promises';
 import * as path from 'path';
 import * as vscode from 'vscode';
 import type { McpServerInfo } from '../shared/wire';
@@ -15,7 +14,6 @@ import { errorText } from './chatController';
 import {
   ApprovalPrompts,
   approvalQuestion,
-  definitionIn,
   MCP_APPROVE,
   MCP_LIST,
   serverLook,
@@ -50,8 +48,6 @@ type Node = FolderNode | ServerNode | ToolNode | MessageNode;
 
 interface FolderState {
   servers: McpServerInfo[];
-  /** `.mcp.json` as read at the last refresh (what a project server runs). */
-  mcpJson?: string;
   error?: string;
 }
 
@@ -126,13 +122,12 @@ export class McpView implements vscode.TreeDataProvider<Node>, vscode.Disposable
     const next = new Map<string, FolderState>();
     await Promise.all(
       folders.map(async (cwd) => {
-        const mcpJson = await fs.readFile(path.join(cwd, '.mcp.json'), 'utf8').catch(() => undefined);
         try {
           const { servers } = await this.server.request<{ servers: McpServerInfo[] }>(MCP_LIST, { cwd });
-          next.set(cwd, { servers, mcpJson });
+          next.set(cwd, { servers });
         } catch (e) {
           this.server.log.appendLine(`[wave] ${MCP_LIST} ${cwd}: ${errorText(e)}`);
-          next.set(cwd, { servers: [], mcpJson, error: errorText(e) });
+          next.set(cwd, { servers: [], error: errorText(e) });
         }
       }),
     );
@@ -144,12 +139,12 @@ export class McpView implements vscode.TreeDataProvider<Node>, vscode.Disposable
     this.loaded = true;
     this.emitter.fire(undefined);
     for (const [cwd, state] of this.folders) {
-      for (const server of this.prompts.take(cwd, state.servers)) void this.ask(cwd, server, state.mcpJson);
+      for (const server of this.prompts.take(cwd, state.servers)) void this.ask(cwd, server);
     }
   }
 
-  private async ask(folder: string, server: McpServerInfo, mcpJson?: string): Promise<void> {
-    const question = approvalQuestion(path.basename(folder), server, definitionIn(mcpJson, server.name));
+  private async ask(folder: string, server: McpServerInfo): Promise<void> {
+    const question = approvalQuestion(path.basename(folder), server, server.command);
     const pick = await vscode.window.showInformationMessage(question, 'Approve', 'Deny');
     if (pick === 'Approve' || pick === 'Deny') await this.send(folder, server.name, pick === 'Approve');
   }
@@ -234,7 +229,7 @@ export class McpView implements vscode.TreeDataProvider<Node>, vscode.Disposable
     if (!state) return [new MessageNode('Not read yet')];
     if (state.error) return [new MessageNode(`Unavailable: ${state.error}`, 'warning')];
     if (!state.servers.length) return [new MessageNode('No MCP servers (.mcp.json, ~/.wave/settings.json)')];
-    return state.servers.map((s) => new ServerNode(folder, s, s.scope === 'project' ? definitionIn(state.mcpJson, s.name) : undefined));
+    return state.servers.map((s) => new ServerNode(folder, s, s.command));
   }
 
   dispose(): void {

@@ -112,6 +112,8 @@ export interface McpServerInfo {
   name: string;
   scope: 'project' | 'user' | 'local' | 'acp' | 'agent';
   transport: 'stdio' | 'http' | 'sse';
+  /** What it runs (`command args…`) or where it connects (`<transport> <url>`). */
+  command?: string;
   /** The five of the protocol, and `stopped`: allowed, but no session of the folder runs it. */
   status: 'starting' | 'connected' | 'failed' | 'needs-approval' | 'disabled' | 'stopped';
   /** Full names, `mcp__<server>__<tool>`. */
