@@ -461,7 +461,7 @@ async def test_parallel_subagents_run_concurrently(
     starts = sorted(
         r["time"]
         for r in fake_model.requests()
-        if "PAR TASK" in str(r.get("body", {}).get("messages", [])[-1:])
+        if r["method"] == "POST" and "PAR TASK" in str(r["body"].get("messages", [])[-1:])
     )
     assert len(starts) == 3
     assert starts[-1] - starts[0] < 0.5, f"subagents started {starts[-1] - starts[0]:.2f} s apart"

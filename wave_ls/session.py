@@ -29,6 +29,7 @@ from wave_ls.mcp.manager import McpManager, default_manager
 from wave_ls.mcp.tools import LiveTools
 from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.context import ContextPolicy, load_context_settings
 from wave_ls.runtime.core import (
     EventSink,
     Message,
@@ -42,8 +43,9 @@ from wave_ls.runtime.core import (
     ToolContext,
     Usage,
 )
-from wave_ls.runtime.loop import AgentConfig, Conversation, DenyAll, TurnResult
+from wave_ls.runtime.loop import AgentConfig, Compaction, Conversation, DenyAll, TurnResult
 from wave_ls.runtime.memory import memory_reminder_for
+from wave_ls.runtime.model_settings import load_model_options
 from wave_ls.runtime.prompts import main_system_prompt
 from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.services import Services
@@ -54,7 +56,7 @@ from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transc
 from wave_ls.subagents.agent_mcp import SessionMcp
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
-from wave_ls.subagents.settings import foreground_timeout
+from wave_ls.subagents.settings import foreground_timeout, max_concurrent
 from wave_ls.tasks import BackgroundTasks, TaskInfo
 from wave_ls.tasks.control import TaskOutputTool, TaskStopTool
 from wave_ls.worktrees.sandboxing import session_sandbox
@@ -96,6 +98,7 @@ class AgentSession:
         catalog: Callable[[], AgentCatalog] | None = None,
         mcp: McpManager | None = None,
         mcp_servers: Sequence[ServerSpec] = (),
+        context_window: int | None = None,
     ) -> None:
         self.id = session_id or uuid.uuid4().hex
         self.cwd = cwd.resolve()
@@ -142,6 +145,7 @@ class AgentSession:
                 parent_messages=lambda: self.conversation.messages,
                 emit=self.conversation_sink_emit,
                 foreground_timeout=foreground_timeout(self.cwd, home),
+                max_concurrent=max_concurrent(self.cwd, home),
                 tool_factory=session_tools,
                 mcp=SessionMcp(
                     tools=self.mcp.tools,
@@ -150,9 +154,29 @@ class AgentSession:
                 ),
             )
             all_tools.append(AgentTool(self.subagents))
+        # The window (docs/endpoints.md): a setting, else what the endpoint says (asked now,
+        # in the background), else a default; compaction and cut tool outputs follow it.
+        context_settings = load_context_settings(self.cwd, home, option_window=context_window)
+        for problem in context_settings.problems:
+            log.warning("session %s: %s", self.id, problem)
+        base_url, api_key = getattr(client, "endpoint", (None, None))
+        self.context = ContextPolicy.from_settings(
+            context_settings,
+            base_url=base_url,
+            api_key=api_key,
+            state=self._state_note,
+            keep_dir=home / ".wave" / "tool-outputs" / self.id,
+        )
+        self.context.window.start_probe(model)
+        options = load_model_options(self.cwd, home, model)
+        for problem in options.problems:
+            log.warning("session %s: %s", self.id, problem)
         config = AgentConfig(
             system_prompt=main_system_prompt(self.cwd),
             model=model,
+            params=options.params(),
+            tool_choice=options.tool_choice,
+            context=self.context,
             tools=LiveTools(all_tools, self.mcp.tools),
             permission_mode=permission_mode,
             context_reminder=lambda: memory_reminder_for(self.cwd, self.home),
@@ -230,6 +254,28 @@ class AgentSession:
             self._turn_ended()
             if self.tasks.pending_notices:
                 self._wake_soon()
+
+    async def compact(self, instructions: str | None = None) -> Compaction:
+        """Compact the conversation now (``wave/session/compact``). ``SessionBusy`` while a
+        turn runs; ``ModelError`` when the model could not write the summary."""
+        if self._lock.locked() or self._user_waiting:
+            raise SessionBusy(
+                f"session {self.id} is running a turn: compact it once the turn has ended "
+                "(or cancel the turn first)"
+            )
+        async with self._lock:
+            return await self.conversation.compact(instructions, reason="manual")
+
+    def _state_note(self) -> str:
+        """What a summary must carry besides the conversation: background tasks and the
+        session's worktree."""
+        lines = [
+            f"- background task {info.task_id}: {info.summary()}" for info in self.tasks.list()
+        ]
+        current = self.worktrees.current
+        if current is not None:
+            lines.append(f"- the session works in the worktree {current.path}")
+        return "\n".join(lines)
 
     def _start_mcp_idle(self) -> None:
         """The MCP servers start a moment after the session opens, unless a turn runs:

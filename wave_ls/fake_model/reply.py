@@ -19,9 +19,12 @@ class Reply:
     content: str
     tool_calls: list[dict[str, Any]]
     usage: dict[str, int]
+    finish: str | None = None  # the step's own ``finish_reason``
 
     @property
     def finish_reason(self) -> str:
+        if self.finish is not None:
+            return self.finish
         return "tool_calls" if self.tool_calls else "stop"
 
 
@@ -45,7 +48,8 @@ def build_reply(step: Step, body: dict[str, Any]) -> Reply:
         }
         for index, call in enumerate(step.tool_calls)
     ]
-    return Reply(content=content, tool_calls=calls, usage=_usage(step, body, content, calls))
+    usage = _usage(step, body, content, calls)
+    return Reply(content=content, tool_calls=calls, usage=usage, finish=step.finish_reason)
 
 
 def split_text(text: str, size: int) -> list[str]:
@@ -154,7 +158,8 @@ def _usage(
 ) -> dict[str, int]:
     usage = dict(step.usage or {})
     if "prompt_tokens" not in usage:
-        prompt = json.dumps(body.get("messages") or []) + json.dumps(body.get("tools") or [])
+        tools = [] if step.drop_tools else body.get("tools") or []
+        prompt = json.dumps(body.get("messages") or []) + json.dumps(tools)
         usage["prompt_tokens"] = max(1, len(prompt) // 4)
     if "completion_tokens" not in usage:
         produced = len(content) + sum(len(json.dumps(c["function"])) for c in calls)

@@ -21,7 +21,15 @@ from typing import Any
 DEFAULT_TEXT = "(fake model: no script route matched this request)"
 FINISHED_TEXT = "(script finished)"
 
-_SCRIPT_KEYS = {"models", "api_key", "routes", "default", "tokens_per_second"}
+_SCRIPT_KEYS = {
+    "models",
+    "api_key",
+    "routes",
+    "default",
+    "tokens_per_second",
+    "model_info",
+    "props",
+}
 _ROUTE_KEYS = {"match", "system", "steps"}
 _STEP_KEYS = {
     "content",
@@ -34,6 +42,9 @@ _STEP_KEYS = {
     "fault",
     "echo",
     "sse_multiline",
+    "finish_reason",
+    "prompt_delay",
+    "drop_tools",
 }
 _CALL_KEYS = {"name", "arguments", "id"}
 # Fault kinds besides a status code; each takes a number of data events sent before it hits.
@@ -100,6 +111,12 @@ class Step:
     fault: Fault | None = None
     echo: bool = False
     sse_multiline: bool = False  # each event's JSON spread over several ``data:`` lines
+    # Overrides ``stop``/``tool_calls`` (``"length"``: cut off by the output limit).
+    finish_reason: str | None = None
+    # Seconds between the headers and the first event (llama.cpp reading a long prompt).
+    prompt_delay: float = 0.0
+    # Answer as a server whose chat template dropped ``tools``: usage counts no tools.
+    drop_tools: bool = False
 
 
 @dataclass(frozen=True)
@@ -116,6 +133,10 @@ class Script:
     models: tuple[str, ...] | None = None
     api_key: str | None = None
     tokens_per_second: float | None = None
+    # Extra fields of every ``/v1/models`` entry (vLLM's ``max_model_len``, ...).
+    model_info: dict[str, Any] = field(default_factory=dict)
+    # What ``GET /props`` answers (llama.cpp's server properties); None: 404.
+    props: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -153,12 +174,20 @@ def parse_script(data: Any) -> Script:
     tps = _number(obj, "tokens_per_second", "script", None)
     if tps is not None and tps <= 0:
         raise ScriptError("script.tokens_per_second: expected a positive number")
+    model_info = obj.get("model_info", {})
+    props = obj.get("props")
+    if not isinstance(model_info, dict):
+        raise ScriptError("script.model_info: expected an object")
+    if props is not None and not isinstance(props, dict):
+        raise ScriptError("script.props: expected an object")
     return Script(
         routes=routes,
         default=default,
         models=tuple(models) if models is not None else None,
         api_key=api_key,
         tokens_per_second=tps,
+        model_info=model_info,
+        props=props,
     )
 
 
@@ -209,7 +238,17 @@ def _parse_step(data: Any, where: str) -> Step:
         fault=_parse_fault(obj["fault"], f"{where}.fault") if "fault" in obj else None,
         echo=_bool(obj, "echo", where),
         sse_multiline=_bool(obj, "sse_multiline", where),
+        finish_reason=_finish_reason(obj, where),
+        prompt_delay=_number(obj, "prompt_delay", where, 0.0) or 0.0,
+        drop_tools=_bool(obj, "drop_tools", where),
     )
+
+
+def _finish_reason(obj: dict[str, Any], where: str) -> str | None:
+    value = obj.get("finish_reason")
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ScriptError(f'{where}.finish_reason: expected a string such as "length"')
+    return value
 
 
 def _parse_call(data: Any, where: str) -> ScriptedCall:

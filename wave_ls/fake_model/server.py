@@ -43,6 +43,7 @@ DEFAULT_FAULT_HEADERS = {"retry-after-ms": "10"}
 RECORDED_HEADERS = ("authorization", "content-type", "user-agent", "x-stainless-retry-count")
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 MODELS_PATHS = ("/v1/models", "/models")
+PROPS_PATHS = ("/props", "/v1/props")
 
 
 class _State:
@@ -147,9 +148,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._record(None)
             models = state.script.models or ("fake-model",)
             data = [
-                {"id": m, "object": "model", "created": 0, "owned_by": "wave-ls"} for m in models
+                {"id": m, "object": "model", "created": 0, "owned_by": "wave-ls"}
+                | state.script.model_info
+                for m in models
             ]
             self._send_json(200, {"object": "list", "data": data})
+        elif path in PROPS_PATHS and state.script.props is not None:
+            self._record(None)
+            self._send_json(200, state.script.props)
         elif path == "/_requests":
             with state.lock:
                 records = list(state.records)
@@ -250,6 +256,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
+            if step.prompt_delay and self.server.stopping.wait(step.prompt_delay):
+                self.close_connection = True
+                return
             for index, chunk in enumerate(chunks[:limit]):
                 pause = _pause(step, script, chunk.chars)
                 if index and pause and self.server.stopping.wait(pause):

@@ -180,6 +180,14 @@ class ModelError(Exception):
     """A model round failed; ``str(error)`` is the one message a person reads."""
 
 
+class ContextLengthError(ModelError):
+    """The endpoint refused the request for its length (``window``: the window it named)."""
+
+    def __init__(self, message: str, window: int | None = None) -> None:
+        super().__init__(message)
+        self.window = window
+
+
 @runtime_checkable
 class ModelClient(Protocol):
     """Streams one round; ``on_delta`` gets each piece of assistant text as it arrives."""
@@ -236,6 +244,31 @@ class UsageUpdated:
 
 
 @dataclass
+class ContextCompacted:
+    """The conversation was compacted: ``message`` is its ``compacted`` message."""
+
+    tokens_before: int
+    tokens_after: int
+    message: Message
+
+
+@dataclass
+class ContextUsage:
+    """How much of the context window the conversation's next request fills."""
+
+    tokens: int
+    window_tokens: int
+
+
+@dataclass
+class Notice:
+    """Something the user should know about the session (not a message of it)."""
+
+    level: Literal["info", "warning"]
+    text: str
+
+
+@dataclass
 class TurnEnded:
     status: Literal["completed", "cancelled", "failed"]
     text: str
@@ -249,6 +282,9 @@ Event = (
     | ToolBlockUpdated
     | MessagesChanged
     | UsageUpdated
+    | ContextCompacted
+    | ContextUsage
+    | Notice
     | TurnEnded
 )
 

@@ -18,15 +18,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from wave_ls.runtime.context import ContextPolicy
+from wave_ls.runtime.context.compaction import (
+    flatten,
+    is_marker,
+    marker_index,
+    marker_message,
+    sent_messages,
+    summary_messages,
+    tail_start,
+)
+from wave_ls.runtime.context.policy import KEEP_SHARE
+from wave_ls.runtime.context.tokens import (
+    CHARS_PER_TOKEN,
+    calibrated,
+    chars_to_tokens,
+    message_chars,
+    request_chars,
+    tools_ignored,
+)
+from wave_ls.runtime.context.tool_output import cut_output, output_limit_chars
 from wave_ls.runtime.core import (
     AssistantContentDelta,
     AssistantMessageAdded,
+    ContextCompacted,
+    ContextLengthError,
+    ContextUsage,
     EventSink,
     Message,
     MessagesChanged,
     ModelClient,
     ModelError,
     ModelRequest,
+    ModelResponse,
+    Notice,
     NullSink,
     PermissionAsker,
     PermissionDecision,
@@ -46,6 +71,8 @@ from wave_ls.runtime.core import (
     parsed_arguments,
     tool_schema,
 )
+from wave_ls.runtime.cut_off import CONTINUE_TEXT, repair_calls
+from wave_ls.runtime.model_settings import forcing
 from wave_ls.runtime.permissions import decide, permission_summary
 from wave_ls.runtime.sandbox import cuts_network, without_network
 
@@ -53,6 +80,21 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_ROUNDS = 100
 CANCELLED_TOOL_RESULT = "Interrupted: the user cancelled this tool call."
+# How often one turn asks the model to go on after an answer cut off by the output limit.
+MAX_CONTINUATIONS = 1
+TOOLS_DROPPED = (
+    "The model endpoint {url} seems to ignore the tool definitions: it counted {prompt:,} "
+    "prompt tokens for a request of about {estimate:,}, of which the tools alone are about "
+    "{tools:,}. The agent cannot call tools through it. A chat template without tool support "
+    "does this (llama.cpp: start llama-server with --jinja); see docs/endpoints.md."
+)
+TEXT_TOOL_CALL = (
+    "The model wrote a tool call as text ({marker}) instead of calling the tool: the "
+    "endpoint does not turn its output into tool calls (llama.cpp: start llama-server with "
+    "--jinja; vLLM: --enable-auto-tool-choice with a --tool-call-parser); see "
+    "docs/endpoints.md."
+)
+TEXT_CALL_MARKERS = ("<tool_call>", "<|tool_call|>", "[TOOL_CALLS]", "<function=", "<|python_tag|>")
 
 
 class ToolHooks(Protocol):
@@ -101,6 +143,20 @@ class AgentConfig:
     # Folders the agent's file tools may change without asking and outside its write root
     # (a subagent's memory folder); plan mode still refuses.
     free_write_dirs: tuple[Path, ...] = ()
+    # ``tool_choice`` to send; a forcing one (``required``, a function) on a turn's first
+    # request only (``runtime/model_settings``).
+    tool_choice: str | dict[str, Any] | None = None
+    # The context window's rules (compaction, cut tool outputs); None: unbounded.
+    context: ContextPolicy | None = None
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What a compaction did (``compacted`` false: there was nothing to summarize)."""
+
+    compacted: bool
+    tokens_before: int
+    tokens_after: int
 
 
 @dataclass
@@ -156,6 +212,10 @@ class Conversation:
         self._in_turn = False
         self._reminder: str | None = None  # this turn's memory reminder (read once per turn)
         self._shown: dict[str, str] = {}  # tool call id -> the arguments its block shows
+        self._broken: dict[str, str] = {}  # tool call id -> why it did not run (cut off)
+        self._ratio = 1.0  # reported / estimated tokens of the last request (tokens.py)
+        self._just_compacted = False  # no second automatic compaction before a round
+        self._endpoint_checked = False  # the tools-dropped check runs once
 
     # ------------------------------------------------------------------ public
 
@@ -163,7 +223,10 @@ class Conversation:
         self.messages.append(message)
         if self.on_append:
             self.on_append(message)
-        if message.role == "user":
+        if is_marker(message):
+            meta = message.meta
+            self.sink.emit(ContextCompacted(meta["tokensBefore"], meta["tokensAfter"], message))
+        elif message.role == "user":
             self.sink.emit(UserMessageAdded(message))
         elif message.role == "assistant":
             self.sink.emit(AssistantMessageAdded(message))
@@ -205,6 +268,7 @@ class Conversation:
         turn_usage = Usage()
         answers = 0
         calls = 0
+        continuations = 0
         last_text = ""
         try:
             # Memory files are read once per turn, in a worker thread: every round of the
@@ -213,10 +277,19 @@ class Conversation:
             for _round in range(self.config.max_rounds):
                 for message in self.config.inbox():
                     self.append(message)
-                response = await self._model_round()
+                response = await self._model_round(first=_round == 0)
                 turn_usage = turn_usage + response.usage
                 answers += 1
                 last_text = response.content or last_text
+                if not response.tool_calls and response.finish_reason == "length":
+                    # Cut off by the output limit: go on once, then say so (never a loop).
+                    if continuations < MAX_CONTINUATIONS:
+                        continuations += 1
+                        self.append(Message("user", CONTINUE_TEXT, meta={"reminder": "cutOff"}))
+                        continue
+                    error = self._cut_off_error()
+                    result = TurnResult("failed", last_text, turn_usage, error, answers, calls)
+                    return self._end(result)
                 if not response.tool_calls:
                     return self._end(
                         TurnResult("completed", last_text, turn_usage, None, answers, calls)
@@ -240,13 +313,109 @@ class Conversation:
             raise
 
     def request_messages(self) -> list[dict[str, Any]]:
-        """The messages exactly as the next model round will receive them."""
+        """The messages exactly as the next model round will receive them (since the last
+        compaction: its summary, the messages it kept, and what came after)."""
+        out = self._leading_messages()
+        out.extend(message.to_openai() for message in sent_messages(self.messages))
+        return out
+
+    def _leading_messages(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = [{"role": "system", "content": self.config.system_prompt}]
         reminder = self._reminder if self._in_turn else self.config.context_reminder()
         if reminder:
             out.append({"role": "user", "content": reminder})
-        out.extend(message.to_openai() for message in self.messages)
         return out
+
+    # ------------------------------------------------------------------ context window
+
+    def context_tokens(self) -> int:
+        """The tokens the next request holds: the endpoint's count of the last request and
+        its answer, plus an estimate of only what was added since (of the whole request
+        when the endpoint reported nothing since the last compaction)."""
+        messages = self.messages
+        marker = marker_index(messages)
+        first = 0 if marker is None else marker + 1
+        added = 0
+        for index in range(len(messages) - 1, first - 1, -1):
+            message = messages[index]
+            if message.role == "assistant":
+                usage = usage_of(message)
+                if usage.prompt_tokens > 0:
+                    reported = usage.prompt_tokens + usage.completion_tokens
+                    return reported + chars_to_tokens(added, self._ratio)
+            added += message_chars(message)
+        return chars_to_tokens(self._request_chars(), self._ratio)
+
+    def _request_chars(self, messages: list[Message] | None = None) -> int:
+        view = sent_messages(self.messages) if messages is None else messages
+        return request_chars(self._leading_messages(), view, self._tool_schemas())
+
+    def _tool_schemas(self) -> list[dict[str, Any]]:
+        return [tool_schema(tool) for tool in self.config.tools]
+
+    async def compact(
+        self, instructions: str | None = None, *, reason: str = "manual"
+    ) -> Compaction:
+        """Summarize the conversation so far in place of its oldest messages: the model
+        writes the summary; the last few exchanges stay verbatim, and ``messages`` keeps
+        everything (one ``compacted`` message marks the place). Raises ``ModelError``
+        when the summary request fails."""
+        policy = self.config.context or ContextPolicy()
+        before = self.context_tokens()
+        window = policy.window.tokens
+        fixed_chars = request_chars(self._leading_messages(), [], self._tool_schemas())
+        fixed = chars_to_tokens(fixed_chars, self._ratio)
+        room = policy.limit(self._max_tokens()) - fixed - policy.summary_tokens()
+        keep_tokens = max(0, min(int(window * KEEP_SHARE), room))
+        tail = tail_start(self.messages, int(keep_tokens * CHARS_PER_TOKEN / self._ratio))
+        summarised = sent_messages(self.messages[:tail])
+        if not any(not is_marker(message) for message in summarised):
+            return Compaction(False, before, before)
+        # What the summary request may hold: the window less the summary and instructions.
+        input_tokens = window - policy.summary_tokens() - 1_000
+        budget = max(4_000, int(input_tokens * CHARS_PER_TOKEN / self._ratio * 0.9))
+        params = {k: v for k, v in self.config.params.items() if k != "tool_choice"}
+        params["max_tokens"] = policy.summary_tokens()
+        request = ModelRequest(
+            model=self.config.model,
+            messages=summary_messages(flatten(summarised, budget), policy.state(), instructions),
+            params=params,
+        )
+        response = await self.client.complete(request)
+        summary = response.content.strip()
+        if not summary:
+            raise ModelError(
+                f"Compaction failed: the model ({self.config.model}) wrote an empty summary."
+            )
+        self.usage = self.usage + response.usage
+        self.sink.emit(UsageUpdated(response.usage, self.usage))
+        kept = len(self.messages) - tail
+        marker = marker_message(
+            summary, kept=kept, before=before, after=0, reason=reason, mid_turn=self._in_turn
+        )
+        after_chars = self._request_chars([marker, *self.messages[tail:]])
+        after = chars_to_tokens(after_chars, self._ratio)
+        marker.meta["tokensAfter"] = after
+        self.append(marker)
+        self._just_compacted = True
+        self.sink.emit(ContextUsage(after, window))
+        log.info("compacted (%s): %d -> %d tokens, %d messages kept", reason, before, after, kept)
+        return Compaction(True, before, after)
+
+    def _max_tokens(self) -> int | None:
+        value = self.config.params.get("max_tokens")
+        if isinstance(value, int):
+            return value
+        return self.config.context.max_tokens() if self.config.context else None
+
+    def _cut_off_error(self) -> str:
+        limit = self._max_tokens()
+        said = f" (max_tokens {limit})" if limit else ""
+        return (
+            f"The model's answer was cut off by the output limit{said} again after being "
+            "asked to continue; what it wrote is kept. Ask for a shorter answer, or raise "
+            "model.maxTokens in .wave/settings.json (docs/endpoints.md)."
+        )
 
     # ------------------------------------------------------------------ model
 
@@ -255,19 +424,56 @@ class Conversation:
         """The assistant text streamed so far in the current round."""
         return "".join(self._streamed)
 
-    async def _model_round(self) -> Any:
+    async def _model_round(self, first: bool = True) -> ModelResponse:
         self._apply_pending()
+        policy = self.config.context
+        if policy is not None:
+            await policy.window.ensure(self.config.model)
+            limit = policy.limit(self._max_tokens())
+            if policy.auto_compact and not self._just_compacted and self.context_tokens() > limit:
+                try:
+                    await self.compact(reason="auto")
+                except ModelError as error:  # the round goes on; the endpoint may refuse it
+                    log.warning("automatic compaction failed: %s", error)
+        try:
+            return await self._send(first)
+        except ContextLengthError as error:
+            if policy is None:
+                raise
+            # Refused for its length: compacted and sent again once (a second refusal ends
+            # the turn with the endpoint's words).
+            policy.window.learn(error.window)
+            try:
+                done = await self.compact(reason="refused")
+            except ModelError as failed:
+                raise ModelError(f"{error} Compacting it failed too: {failed}") from error
+            if not done.compacted:
+                raise
+            return await self._send(first)
+
+    def _params(self, first: bool) -> dict[str, Any]:
+        params = dict(self.config.params)
+        if self.config.context is not None:
+            params.setdefault("max_tokens", self.config.context.max_tokens())
+        choice = self.config.tool_choice
+        if choice is not None and self.config.tools and (first or not forcing(choice)):
+            params["tool_choice"] = choice
+        return params
+
+    async def _send(self, first: bool) -> ModelResponse:
         self._streamed = []  # appended to, never re-joined per delta: linear in the answer
 
         def on_delta(delta: str) -> None:
             self._streamed.append(delta)
             self.sink.emit(AssistantContentDelta(delta))
 
+        tools = self._tool_schemas()
+        view = sent_messages(self.messages)
         request = ModelRequest(
             model=self.config.model,
             messages=self.request_messages(),
-            tools=[tool_schema(tool) for tool in self.config.tools],
-            params=dict(self.config.params),
+            tools=tools,
+            params=self._params(first),
         )
         try:
             response = await self.client.complete(request, on_delta)
@@ -278,10 +484,68 @@ class Conversation:
         self.usage = self.usage + response.usage
         # The round's usage rides along in meta (the model never sees it): a resumed session
         # starts from its total, and a client can show each round's cost.
-        meta = {"usage": response.usage.to_json()} if response.usage.total_tokens else {}
-        self.append(Message("assistant", response.content, list(response.tool_calls), meta=meta))
+        meta: dict[str, Any] = (
+            {"usage": response.usage.to_json()} if response.usage.total_tokens else {}
+        )
+        calls, broken, originals = repair_calls(list(response.tool_calls), response.finish_reason)
+        self._broken.update(broken)
+        if originals:
+            meta["brokenArguments"] = originals
+        if response.finish_reason == "length":
+            meta["cutOff"] = True
+        self.append(Message("assistant", response.content, calls, meta=meta))
         self.sink.emit(UsageUpdated(response.usage, self.usage))
-        return response
+        self._just_compacted = False
+        self._after_round(request, view, tools, response)
+        return dataclasses.replace(response, tool_calls=calls)
+
+    def _after_round(
+        self,
+        request: ModelRequest,
+        view: list[Message],
+        tools: list[dict[str, Any]],
+        response: ModelResponse,
+    ) -> None:
+        """Calibrate the estimate, say how full the window is, and check once that the
+        endpoint read the tools."""
+        prompt = response.usage.prompt_tokens
+        policy = self.config.context
+        if policy is None:
+            return
+        leading = request.messages[: len(request.messages) - len(view)]
+        without_tools = request_chars(leading, view, [])
+        tools_chars = request_chars([], [], tools)
+        ratio = calibrated(prompt, without_tools + tools_chars)
+        if not self._endpoint_checked:
+            self._endpoint_checked = True
+            self._check_endpoint(prompt, without_tools, tools_chars, response)
+        elif ratio is not None:
+            self._ratio = ratio
+        tokens = self.context_tokens()
+        self.sink.emit(ContextUsage(tokens, policy.window.tokens))
+
+    def _check_endpoint(
+        self, prompt: int, without_tools: int, tools_chars: int, response: ModelResponse
+    ) -> None:
+        """A server whose chat template has no tool support drops ``tools`` with HTTP 200:
+        its prompt count leaves them out, or the model writes calls as text."""
+        url = getattr(self.client, "base_url", "") or "in use"
+        if tools_ignored(prompt, without_tools, tools_chars):
+            estimate = int((without_tools + tools_chars) / CHARS_PER_TOKEN)
+            text = TOOLS_DROPPED.format(
+                url=url, prompt=prompt, estimate=estimate, tools=int(tools_chars / CHARS_PER_TOKEN)
+            )
+            log.warning("%s", text)
+            self.sink.emit(Notice("warning", text))
+            return
+        ratio = calibrated(prompt, without_tools + tools_chars)
+        if ratio is not None:
+            self._ratio = ratio
+        marker = next((m for m in TEXT_CALL_MARKERS if m in response.content), None)
+        if marker is not None and not response.tool_calls and tools_chars:
+            text = TEXT_TOOL_CALL.format(marker=marker)
+            log.warning("%s", text)
+            self.sink.emit(Notice("warning", text))
 
     # ------------------------------------------------------------------ tools
 
@@ -315,6 +579,10 @@ class Conversation:
             # What the tool block showed stays with the result in the history (the model
             # never sees ``meta``), so a replayed session shows it as it was.
             meta: dict[str, Any] = {}
+            cut = self._cut(call, result.content)
+            if cut is not None:
+                meta["outputChars"] = len(result.content)
+                result.content = cut
             if result.short_result:
                 meta["shortResult"] = result.short_result
             if result.details:
@@ -339,7 +607,25 @@ class Conversation:
     def _find(self, name: str) -> Tool | None:
         return next((tool for tool in self.config.tools if tool.name == name), None)
 
+    def _cut(self, call: ToolCall, content: str) -> str | None:
+        """A tool output too large for the window, cut with a note (None: it fits)."""
+        policy = self.config.context
+        if policy is None:
+            return None
+        window = policy.window.tokens
+        limit = output_limit_chars(window, self._ratio)
+        if len(content) <= limit:
+            return None
+        keep_at = None
+        if policy.keep_dir is not None:
+            name = "".join(c if c.isalnum() or c in "-_" else "_" for c in call.id)[:80]
+            keep_at = policy.keep_dir / f"{name or 'output'}.txt"
+        return cut_output(content, limit, window, keep_at)
+
     async def _run_one(self, call: ToolCall) -> ToolResult:
+        broken = self._broken.pop(call.id, None)
+        if broken is not None:
+            return ToolResult(broken, is_error=True, short_result="cut off")
         tool = self._find(call.name)
         if tool is None:
             return ToolResult(f"Tool '{call.name}' not found", is_error=True)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from wave_ls.runtime.context.window import WINDOW_RULE, check_window
 from wave_ls.runtime.core import PERMISSION_MODES, PermissionMode
 from wave_ls.runtime.settings import RETRIES_RULE, TIMEOUT_RULE, check_retries, check_timeout
 from wave_ls.server.params import MAX_MODEL_CHARS
@@ -27,12 +28,14 @@ class InitializationOptions:
     logLevel: str | None = None  # WAVE_LOG_LEVEL
     modelTimeout: float | None = None  # WAVE_MODEL_TIMEOUT
     modelRetries: int | None = None  # WAVE_MODEL_RETRIES
+    contextWindow: int | None = None  # WAVE_CONTEXT_WINDOW (docs/endpoints.md)
 
 
 # The options that are not text: how to check each, and what a valid value is.
 _NUMBERS: dict[str, tuple[Callable[[object], object | None], str]] = {
     "modelTimeout": (check_timeout, TIMEOUT_RULE),
     "modelRetries": (check_retries, RETRIES_RULE),
+    "contextWindow": (check_window, WINDOW_RULE),
 }
 
 

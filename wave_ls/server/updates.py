@@ -16,8 +16,11 @@ from typing import Any
 from wave_ls.runtime.core import (
     AssistantContentDelta,
     AssistantMessageAdded,
+    ContextCompacted,
+    ContextUsage,
     Event,
     MessagesChanged,
+    Notice,
     ToolBlockUpdated,
     TurnEnded,
     UsageUpdated,
@@ -55,6 +58,12 @@ def event_to_update(event: Event) -> dict[str, Any] | None:
             return {"kind": "messagesChanged", "count": len(messages)}
         case UsageUpdated(round_usage=round_usage, total=total):
             return {"kind": "usage", "usage": round_usage.to_json(), "total": total.to_json()}
+        case ContextCompacted(tokens_before=before, tokens_after=after):
+            return {"kind": "compacted", "tokensBefore": before, "tokensAfter": after}
+        case ContextUsage(tokens=tokens, window_tokens=window):
+            return {"kind": "contextUsage", "tokens": tokens, "windowTokens": window}
+        case Notice(level=level, text=text):
+            return {"kind": "notice", "level": level, "text": text}
         case TurnEnded(status=status, text=text, error=error):
             return {"kind": "turnEnded", "status": status, "text": text, "error": error}
     return None

@@ -54,7 +54,10 @@ PARAMETERS: dict[str, Any] = {
     "properties": {
         "description": {"type": "string", "description": "A short (3-5 word) task description"},
         "prompt": {"type": "string", "description": "The complete task for the subagent"},
-        "subagent_type": {"type": "string", "description": "The subagent to use"},
+        "subagent_type": {
+            "type": "string",
+            "description": "The subagent to use (any name with fork: true, which ignores it)",
+        },
         "isolation": {
             "type": "string",
             "enum": ["worktree"],
@@ -73,7 +76,9 @@ PARAMETERS: dict[str, Any] = {
             "description": "Foreground time limit in seconds (default 600)",
         },
     },
-    "required": ["description", "prompt"],
+    # ``subagent_type`` is required (TYPE-1): under schema-constrained output a model leaves
+    # optional fields out, and a call without it is refused (73 of 73 against llama.cpp).
+    "required": ["description", "prompt", "subagent_type"],
     "additionalProperties": False,
 }
 

@@ -20,7 +20,7 @@ import copy
 import dataclasses
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -74,6 +74,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 DEFAULT_FOREGROUND_TIMEOUT = 600.0
+# Subagents of one session that run at once (``{"agent": {"maxConcurrent": N}}``); the
+# others wait for a free slot. A one-slot local server answers them one by one anyway.
+DEFAULT_MAX_CONCURRENT = 4
 # Built-ins that follow plan mode's read-only Bash rules even outside plan mode.
 READ_ONLY_BUILTINS = frozenset({"Explore", "Plan"})
 DELEGATION_FAILED = "Agent delegation failed: {reason}"
@@ -97,6 +100,26 @@ class SubagentHost:
     served_models: Callable[[], Collection[str] | None] = lambda: None
     # The session's MCP servers, as its subagents may use them (none by default).
     mcp: SessionMcp = field(default_factory=SessionMcp)
+    max_concurrent: int = DEFAULT_MAX_CONCURRENT
+    _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
+    _running: int = field(default=0, init=False, repr=False)
+
+    @contextlib.asynccontextmanager
+    async def slot(self, report: Callable[[str], None]) -> AsyncIterator[None]:
+        """Run when one of ``max_concurrent`` slots is free (``report`` says it waits)."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(max(1, self.max_concurrent))
+        if self._slots.locked():
+            report(
+                f"Waiting: {self._running} subagents are running "
+                f"(at most {self.max_concurrent} at once: agent.maxConcurrent)"
+            )
+        async with self._slots:
+            self._running += 1
+            try:
+                yield
+            finally:
+                self._running -= 1
 
 
 @dataclass
@@ -172,6 +195,8 @@ def subagent_config(
         sandbox_auto_allow=parent.sandbox_auto_allow,
         max_rounds=definition.max_turns or DEFAULT_MAX_ROUNDS,
         free_write_dirs=start.free_write_dirs,
+        # Its own context, compacted the same way (the parent's history is never touched).
+        context=parent.context.for_subagent() if parent.context else None,
     )
 
 
@@ -191,7 +216,10 @@ def fork_config(host: SubagentHost) -> AgentConfig:
         tools = LiveTools(fixed, parent.tools.extra)
     else:
         tools = [tool for tool in parent.tools if tool.name not in NEVER_FOR_SUBAGENTS]
-    return dataclasses.replace(parent, tools=tools, inbox=lambda: [])
+    context = parent.context.for_subagent() if parent.context else None
+    return dataclasses.replace(
+        parent, tools=tools, inbox=lambda: [], tool_choice=None, context=context
+    )
 
 
 def fork_history(messages: Sequence[Message], tool_call_id: str) -> list[Message]:
@@ -229,6 +257,18 @@ async def run_delegation(
     and the first tool call waits for it (a checkout that fails after all stops the run and
     raises the ``IsolationError``). Other runs share the caller's sandbox, if any.
     """
+    # A free slot first: nothing (a worktree, a model request) starts while it waits.
+    async with host.slot(lambda text: ctx.report(text, record.to_json())):
+        return await _run_delegation(host, delegation, ctx, record, listeners)
+
+
+async def _run_delegation(
+    host: SubagentHost,
+    delegation: Delegation,
+    ctx: ToolContext,
+    record: DelegationRecord,
+    listeners: Sequence[SubagentListener],
+) -> SubagentRun:
     instance_id = record.subagent_id
     cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
     launch: WorktreeLaunch | None = None

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 
 from wave_ls.runtime.project_settings import load_layers
-from wave_ls.subagents.runner import DEFAULT_FOREGROUND_TIMEOUT
+from wave_ls.subagents.runner import DEFAULT_FOREGROUND_TIMEOUT, DEFAULT_MAX_CONCURRENT
 
 log = logging.getLogger(__name__)
 
@@ -25,3 +25,17 @@ def foreground_timeout(project_dir: Path, home: Path | None) -> float:
         if seconds is not None:
             log.warning("%s: agent.timeoutSeconds must be a positive number", layer.path)
     return DEFAULT_FOREGROUND_TIMEOUT
+
+
+def max_concurrent(project_dir: Path, home: Path | None) -> int:
+    """``{"agent": {"maxConcurrent": N}}``: how many subagents of a session run at once
+    (the others wait); the most specific layer with a whole number from 1 wins; default 4."""
+    layers, _warnings = load_layers(project_dir, home)
+    for layer in layers:
+        agent = layer.data.get("agent")
+        value = agent.get("maxConcurrent") if isinstance(agent, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+            return value
+        if value is not None:
+            log.warning("%s: agent.maxConcurrent must be a whole number from 1", layer.path)
+    return DEFAULT_MAX_CONCURRENT
