@@ -687,7 +687,7 @@ def hold_worktree_add(home: Path, action: str, after: str = "") -> dict[str, str
     shim.write_text(
         "#!/bin/sh\n"
         'case " $* " in *" worktree add "*) ;; *) exec ' + real + ' "$@";; esac\n'
-        'eval target=\\${$(($# - 1))}\n'
+        "eval target=\\${$(($# - 1))}\n"
         f"{action}\n"
         f'{real} "$@"\n'
         "code=$?\n"
