@@ -3,7 +3,8 @@
 A separate ``wave-ls run`` process per run, its output to a pipe and to a pseudo-terminal;
 the offline model in its own process records when each request arrived and when each
 streamed answer's ``[DONE]`` was sent (``done_time``). The main agent calls ``Agent`` once;
-the subagent makes one ``Glob`` call, then answers:
+the subagent runs one Bash command (``ls``: an isolated one runs it in its sandbox), then
+answers:
 
 - launch: the main agent's first answer complete (``[DONE]``) -> the subagent's first
   request arrives;
@@ -72,14 +73,14 @@ def script(end_delay: float) -> dict[str, Any]:
         ]
         return {"match": match, "steps": steps}
 
-    glob = {"name": "Glob", "arguments": {"pattern": "**/*.py"}}
+    listing = {"name": "Bash", "arguments": {"command": "ls"}}
     routes = [
         main_route("isolated-run:", isolation="worktree"),
         main_route("plain-run:"),
         {
             "match": "helper-task",
             "system": HELPER_SYSTEM,
-            "steps": [{"content": "", "tool_calls": [glob]}, {"content": "Found 10 files."}],
+            "steps": [{"content": "", "tool_calls": [listing]}, {"content": "Found 10 files."}],
         },
     ]
     for route in routes:
@@ -145,7 +146,7 @@ def main() -> None:
         home, project = root / "home", root / "project"
         home.mkdir()
         make_git_repo(project, 20)
-        write_agent(project / ".wave" / "agents", "bench-helper", "Helps.", HELPER_SYSTEM, "Glob")
+        write_agent(project / ".wave" / "agents", "bench-helper", "Helps.", HELPER_SYSTEM, "Bash")
         for end_delay in (0.0, LAGGING_BODY_SECONDS):
             kind = "body ends at [DONE]" if not end_delay else "body ends 40 ms after [DONE]"
             heading(f"wave-ls run, one delegation ({kind})")

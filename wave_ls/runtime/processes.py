@@ -207,6 +207,17 @@ async def stop_group(process: RunningCommand, grace: float = KILL_GRACE_S) -> No
         signal_group(pgid, signal.SIGKILL)
 
 
+def warm_sandbox(sandbox: Confinement) -> None:
+    """Start ``sandbox``'s helper process before its first command needs it (beside a
+    worktree's checkout: issue 30); a failure is left for that command to report."""
+    spawner = sandbox.spawner(reaper.watch)
+    if spawner is not None:
+        try:
+            spawner.warm()
+        except OSError as error:
+            log.debug("the sandbox helper could not start early: %s", error)
+
+
 async def spawn_bash(
     command: str,
     cwd: Path,
