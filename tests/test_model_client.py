@@ -188,9 +188,12 @@ async def test_rate_limit_after_retries(fake_model: FakeModelServer) -> None:
 
 async def test_read_timeout_before_any_byte(fake_model: FakeModelServer) -> None:
     fake_model.set_script(script(reply("ok", fault={"hang": True})))
-    message = await failure(client_for(fake_model, read_timeout=0.3), ask("go"))
+    # Before the first byte the wait is the first token's (the server may be reading the
+    # prompt), not the silence allowed between tokens.
+    client = client_for(fake_model, read_timeout=0.1, first_token_timeout=0.3)
+    message = await failure(client, ask("go"))
     assert fake_model.base_url in message and "model m1" in message
-    assert "sent nothing for 0.3 s" in message
+    assert "sent nothing for 0.3 s" in message and "WAVE_MODEL_FIRST_TOKEN_TIMEOUT" in message
 
 
 async def test_read_timeout_mid_stream(fake_model: FakeModelServer) -> None:
@@ -268,7 +271,7 @@ async def test_a_hanging_endpoint_message_states_the_whole_wait(
     fake_model: FakeModelServer,
 ) -> None:
     fake_model.set_script(script(reply("never", fault={"hang": True})))
-    client = client_for(fake_model, read_timeout=0.3, max_retries=2)
+    client = client_for(fake_model, read_timeout=0.3, first_token_timeout=0.3, max_retries=2)
     started = time.monotonic()
     message = await failure(client, ask("go"))
     elapsed = time.monotonic() - started

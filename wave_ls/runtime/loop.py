@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from wave_ls.runtime.context import ContextPolicy
 from wave_ls.runtime.context.compaction import (
+    MAX_KEPT_EXCHANGES,
     flatten,
     is_marker,
     marker_index,
@@ -367,9 +368,16 @@ class Conversation:
         fixed = chars_to_tokens(fixed_chars, self._ratio)
         room = policy.limit(self._max_tokens()) - fixed - policy.summary_tokens()
         keep_tokens = max(0, min(int(window * KEEP_SHARE), room))
-        tail = tail_start(self.messages, int(keep_tokens * CHARS_PER_TOKEN / self._ratio))
-        summarised = sent_messages(self.messages[:tail])
-        if not any(not is_marker(message) for message in summarised):
+        # Asked for, everything is summarized; when the window fills up, the last few
+        # exchanges stay verbatim (the work in progress), fewer when keeping them would
+        # leave nothing to summarize.
+        budget = int(keep_tokens * CHARS_PER_TOKEN / self._ratio)
+        for exchanges in (MAX_KEPT_EXCHANGES, 1, 0) if reason != "manual" else (0,):
+            tail = tail_start(self.messages, budget, exchanges)
+            summarised = sent_messages(self.messages[:tail])
+            if any(not is_marker(message) for message in summarised):
+                break
+        else:
             return Compaction(False, before, before)
         # What the summary request may hold: the window less the summary and instructions.
         input_tokens = window - policy.summary_tokens() - 1_000

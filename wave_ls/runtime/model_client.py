@@ -22,8 +22,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime import tls_context
-from wave_ls.runtime.core import ModelError, ModelRequest, ModelResponse, ToolCall, Usage
-from wave_ls.runtime.settings import DEFAULT_MODEL_RETRIES, DEFAULT_MODEL_TIMEOUT
+from wave_ls.runtime.context.refusal import is_context_refusal, window_in
+from wave_ls.runtime.core import (
+    ContextLengthError,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    ToolCall,
+    Usage,
+)
+from wave_ls.runtime.model_settings import FIRST_TOKEN_ENV
+from wave_ls.runtime.model_settings import first_token_timeout as first_token_timeout_from_env
+from wave_ls.runtime.settings import (
+    DEFAULT_MODEL_RETRIES,
+    DEFAULT_MODEL_TIMEOUT,
+)
 from wave_ls.runtime.sse import SseDecoder
 from wave_ls.runtime.text import encodable
 
@@ -39,9 +52,14 @@ CONNECT_TIMEOUT = 5.0
 DRAIN_SECONDS = 1.0
 DRAIN_GRACE_SECONDS = 0.002
 DEFAULT_DEADLINE = 600.0
-# Parameters a request may lose when the endpoint rejects them (a subagent's ``effort``):
-# the round is sent again without, and this client stops sending them.
-OPTIONAL_PARAMS = ("reasoning_effort",)
+# Parameters a request may lose when the endpoint rejects them (a subagent's ``effort``,
+# ``max_tokens`` where a model wants ``max_completion_tokens``, a ``temperature`` a reasoning
+# model refuses): the round is sent again without, and this client stops sending them.
+OPTIONAL_PARAMS = ("reasoning_effort", "max_tokens", "temperature", "tool_choice")
+# ``finish_reason`` spellings of an answer cut off by a length limit, read as ``length``.
+CUT_OFF_REASONS = frozenset(
+    {"length", "max_tokens", "max_output_tokens", "model_length", "model_context_window_exceeded"}
+)
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +82,13 @@ def endpoint_from_env(
 class OpenAIModelClient:
     """A ``ModelClient`` for any OpenAI-compatible Chat Completions endpoint.
 
-    ``read_timeout`` bounds each wait for the next bytes (``WAVE_MODEL_TIMEOUT``);
-    ``max_retries`` is the SDK's retry budget for 408/409/429/5xx, connection errors and
-    read timeouts before the first byte (``WAVE_MODEL_RETRIES``); ``deadline`` bounds the
-    whole round, retries included (by default 600 s, or every attempt's timeout if longer).
+    ``read_timeout`` bounds each silence between the tokens of an answer
+    (``WAVE_MODEL_TIMEOUT``); ``first_token_timeout`` bounds the wait for its first token,
+    headers included (the endpoint reads the prompt meanwhile;
+    ``WAVE_MODEL_FIRST_TOKEN_TIMEOUT``, at least ``read_timeout``); ``max_retries`` is the
+    SDK's retry budget for 408/409/429/5xx, connection errors and timeouts before the
+    headers (``WAVE_MODEL_RETRIES``); ``deadline`` bounds the whole round, retries included
+    (by default 600 s, or every attempt's timeout if longer).
     """
 
     def __init__(
@@ -78,14 +99,27 @@ class OpenAIModelClient:
         read_timeout: float = DEFAULT_MODEL_TIMEOUT,
         deadline: float | None = None,
         max_retries: int = DEFAULT_MODEL_RETRIES,
+        first_token_timeout: float | None = None,
     ) -> None:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
         self.read_timeout = read_timeout
+        first = (
+            first_token_timeout
+            if first_token_timeout is not None
+            else first_token_timeout_from_env()
+        )
+        self.first_token_timeout = max(first, read_timeout)
         self.max_retries = max_retries
-        every_attempt = read_timeout * (max_retries + 1) + CONNECT_TIMEOUT
+        every_attempt = self.first_token_timeout * (max_retries + 1) + CONNECT_TIMEOUT
         self.deadline = max(DEFAULT_DEADLINE, every_attempt) if deadline is None else deadline
         self.unsupported: set[str] = set()  # optional parameters the endpoint rejected
+
+    @property
+    def endpoint(self) -> tuple[str, str | None]:
+        """The base URL and the key (None for the placeholder), to ask about the model."""
+        key = None if self._api_key == PLACEHOLDER_API_KEY else self._api_key
+        return self.base_url, key
 
     async def complete(
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
@@ -98,6 +132,8 @@ class OpenAIModelClient:
         request = self._without(request, self.unsupported)
         try:
             return await self._complete(request, on_delta)
+        except ContextLengthError:
+            raise
         except ModelError as error:
             rejected = rejected_param(request, error.__cause__)
             if rejected is None:
@@ -145,6 +181,9 @@ class OpenAIModelClient:
                 "Check that the server is running and that OPENAI_BASE_URL points to it."
             ) from error
         except openai.APIStatusError as error:
+            refusal = _context_refusal(error, where)
+            if refusal is not None:
+                raise refusal from error
             raise ModelError(self._status_message(error, where)) from error
         except openai.OpenAIError as error:
             raise ModelError(f"The model call to {where} failed: {error}.") from error
@@ -186,28 +225,45 @@ class OpenAIModelClient:
                 raise ModelError(await _not_a_stream(response, content_type, where))
             decoder = SseDecoder()
             lines = response.iter_lines().__aiter__()
-            while True:
-                try:
-                    line = await lines.__anext__()
-                except StopAsyncIteration:
-                    break
-                except httpx_timeout_errors() as error:
-                    message = self._silence_message(where, started, mid_stream=True)
-                    raise ModelError(message) from error
-                except httpx_transport_errors() as error:
-                    raise ModelError(
-                        f"The connection to the model endpoint {where} was lost mid-stream: "
-                        f"{_root_cause(error)}. Try again."
-                    ) from error
-                data = decoder.feed(line)
-                if data is None:
-                    continue
-                if data == "[DONE]":
-                    await _finish_body(stack.pop_all(), lines)
-                    break
-                text = assembly.add(parse_chunk(data, where), where)
-                if text and on_delta is not None:
-                    on_delta(text)  # our own code: its errors are not the endpoint's
+            loop = asyncio.get_running_loop()
+            # Until the first token the endpoint may be reading the prompt: its own, longer
+            # limit; then the silence limit between tokens.
+            gap = asyncio.timeout(None)
+            try:
+                async with gap:
+                    while True:
+                        limit = self.read_timeout if assembly.started else self.first_token_timeout
+                        gap.reschedule(loop.time() + limit)
+                        try:
+                            line = await lines.__anext__()
+                        except StopAsyncIteration:
+                            break
+                        except httpx_timeout_errors() as error:
+                            message = self._silence_message(
+                                where, started, mid_stream=True, first_token=not assembly.started
+                            )
+                            raise ModelError(message) from error
+                        except httpx_transport_errors() as error:
+                            raise ModelError(
+                                f"The connection to the model endpoint {where} was lost "
+                                f"mid-stream: {_root_cause(error)}. Try again."
+                            ) from error
+                        data = decoder.feed(line)
+                        if data is None:
+                            continue
+                        if data == "[DONE]":
+                            await _finish_body(stack.pop_all(), lines)
+                            break
+                        text = assembly.add(parse_chunk(data, where), where)
+                        if text and on_delta is not None:
+                            on_delta(text)  # our own code: its errors are not the endpoint's
+            except TimeoutError as error:
+                if not gap.expired():
+                    raise
+                message = self._silence_message(
+                    where, started, mid_stream=True, first_token=not assembly.started
+                )
+                raise ModelError(message) from error
         if assembly.finish_reason is None:
             raise ModelError(
                 f"The stream from the model endpoint {where} ended early: no finish_reason "
@@ -219,7 +275,10 @@ class OpenAIModelClient:
     def _client(self) -> openai.AsyncOpenAI:
         # Building an SDK client costs ~30 ms (TLS set-up), so clients with the same settings
         # share one; its connection pool belongs to one event loop, hence one per loop.
-        key = (self.base_url, self._api_key, self.read_timeout, self.max_retries)
+        # httpx's read limit is the longer one (the first token's); ``_round`` keeps the
+        # silence limit between tokens itself.
+        read = self.first_token_timeout
+        key = (self.base_url, self._api_key, read, self.max_retries)
         clients = _SDK_CLIENTS.setdefault(asyncio.get_running_loop(), {})
         if key not in clients:
             import openai
@@ -228,28 +287,35 @@ class OpenAIModelClient:
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=self.max_retries,
-                timeout=openai.Timeout(
-                    self.read_timeout, connect=min(CONNECT_TIMEOUT, self.read_timeout)
-                ),
+                timeout=openai.Timeout(read, connect=min(CONNECT_TIMEOUT, self.read_timeout)),
                 **tls_context.client_options(),
             )
         return clients[key]
 
-    def _silence_message(self, where: _Where, started: float, *, mid_stream: bool) -> str:
+    def _silence_message(
+        self, where: _Where, started: float, *, mid_stream: bool, first_token: bool = True
+    ) -> str:
         """What a read timeout means, with the whole time waited."""
         waited = _duration(time.monotonic() - started)
-        if mid_stream:
+        if mid_stream and not first_token:
             what = f"sent nothing for {self.read_timeout:g} s mid-stream"
-        elif self.max_retries:
-            attempts = self.max_retries + 1
-            what = f"sent nothing for {self.read_timeout:g} s on each of {attempts} attempts"
+            setting = "the silence allowed between tokens is set by WAVE_MODEL_TIMEOUT"
         else:
-            what = f"sent nothing for {self.read_timeout:g} s"
+            first = self.first_token_timeout
+            if mid_stream:
+                what = f"started its answer but sent no token for {first:g} s"
+            elif self.max_retries:
+                what = f"sent nothing for {first:g} s on each of {self.max_retries + 1} attempts"
+            else:
+                what = f"sent nothing for {first:g} s"
+            setting = (
+                f"the wait for the first token (while the server reads the prompt) is set by "
+                f"{FIRST_TOKEN_ENV} (never below WAVE_MODEL_TIMEOUT, the silence "
+                f"allowed between tokens), the retries by WAVE_MODEL_RETRIES"
+            )
         return (
             f"The model endpoint {where} {what}; gave up after {waited} in all. Check that "
-            "the server is up and not overloaded; the wait is set by WAVE_MODEL_TIMEOUT "
-            "(seconds per attempt) and WAVE_MODEL_RETRIES (or the modelTimeout and "
-            "modelRetries initialization options)."
+            f"the server is up and not overloaded; {setting}."
         )
 
     def _status_message(self, error: openai.APIStatusError, where: _Where) -> str:
@@ -287,6 +353,23 @@ class OpenAIModelClient:
             f"The model endpoint {where} refused the request (HTTP {status}): {detail}. "
             "Check the model name and the request parameters."
         )
+
+
+def _context_refusal(error: openai.APIStatusError, where: _Where) -> ContextLengthError | None:
+    """The refusal of a request too long for the window, in the endpoint's own words."""
+    detail = _server_message(error)
+    text = f"{detail} {error.code or ''} {error.body if isinstance(error.body, dict) else ''}"
+    if error.status_code not in (400, 413, 422, 500) or not is_context_refusal(text):
+        return None
+    body = error.body if isinstance(error.body, dict) else {}
+    inner = body.get("error", body)
+    n_ctx = inner.get("n_ctx") if isinstance(inner, dict) else None  # llama.cpp says it
+    window = n_ctx if isinstance(n_ctx, int) else window_in(text)
+    return ContextLengthError(
+        f"The model endpoint {where} refused the request: it is longer than the model's "
+        f"context window (HTTP {error.status_code}: {detail}).",
+        window,
+    )
 
 
 def rejected_param(request: ModelRequest, error: BaseException | None) -> str | None:
@@ -333,6 +416,7 @@ class _Assembly:
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    started: bool = False  # a token arrived (text, reasoning or a tool call)
 
     def add(self, chunk: Any, where: _Where) -> str:
         """Take in one parsed ``chat.completion.chunk``; the text it adds."""
@@ -360,6 +444,10 @@ class _Assembly:
             if content:
                 self.text.append(str(content))
                 text += str(content)
+            # Reasoning (``reasoning_content``, ``reasoning``) is no part of the answer, but
+            # it is a token: the model has begun.
+            if content or delta.get("tool_calls") or _reasoning(delta):
+                self.started = True
             for call_delta in delta.get("tool_calls") or []:
                 call = self.calls.setdefault(call_delta.get("index", 0), _PartialCall())
                 if call_delta.get("id"):
@@ -370,7 +458,8 @@ class _Assembly:
                 if function.get("arguments"):
                     call.arguments.append(function["arguments"])
             if choice.get("finish_reason") is not None:
-                self.finish_reason = choice["finish_reason"]
+                reason = str(choice["finish_reason"])
+                self.finish_reason = "length" if reason.lower() in CUT_OFF_REASONS else reason
         return text
 
     def response(self) -> ModelResponse:
@@ -390,6 +479,10 @@ class _Assembly:
         )
 
 
+def _reasoning(delta: dict[str, Any]) -> bool:
+    return bool(delta.get("reasoning_content") or delta.get("reasoning"))
+
+
 def parse_chunk(data: str, where: _Where) -> Any:
     """One event's JSON; a ``ModelError`` for invalid JSON or an error the endpoint sent."""
     try:
@@ -397,6 +490,13 @@ def parse_chunk(data: str, where: _Where) -> Any:
     except ValueError as error:
         raise ModelError(_malformed(where, f"invalid JSON ({error})")) from None
     if isinstance(chunk, dict) and chunk.get("error") is not None:
+        said = _chunk_error(chunk["error"])
+        if is_context_refusal(f"{said} {chunk['error']}"):
+            raise ContextLengthError(
+                f"The model endpoint {where} refused the request mid-stream: it is longer "
+                f"than the model's context window ({said}).",
+                window_in(f"{said} {chunk['error']}"),
+            )
         raise ModelError(
             f"The model endpoint {where} reported an error mid-stream: "
             f"{_chunk_error(chunk['error'])}. Try again; if it keeps failing, check the "

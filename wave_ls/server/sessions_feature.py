@@ -1,6 +1,6 @@
 """The chat sessions: ``wave/session/new``, ``wave/chat/send``, ``wave/session/messages``,
-``wave/session/list``, ``wave/session/close``, ``wave/session/configure`` and
-``wave/session/cancel``."""
+``wave/session/list``, ``wave/session/close``, ``wave/session/configure``,
+``wave/session/cancel`` and ``wave/session/compact``."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ SESSION_LIST = "wave/session/list"
 SESSION_CLOSE = "wave/session/close"
 SESSION_CONFIGURE = "wave/session/configure"
 SESSION_CANCEL = "wave/session/cancel"
+SESSION_COMPACT = "wave/session/compact"
 SESSION_BUSY_CODE = -32010
+COMPACT_FAILED_CODE = -32011  # the model could not write the summary
 
 
 def model_client_for(ls: WaveServer) -> ModelClient:
@@ -75,6 +77,7 @@ def open_session(
         messages=messages or [],
         catalog=lambda: ls.agents.load(cwd),
         services=Services(lsp=editor),
+        context_window=ls.options.contextWindow,
     )
     session.task_changed(lambda info: sink.push({"kind": "task", "task": info.to_json()}))
     ls.sessions.add(session, sink)
@@ -202,6 +205,27 @@ def register(server: WaveServer) -> None:
         p = require_object(params, SESSION_CANCEL)
         session = ls.sessions.get(required_str(p, "sessionId", SESSION_CANCEL), SESSION_CANCEL)
         return {"cancelled": session.cancel_turn()}
+
+    @server.feature(SESSION_COMPACT)
+    async def session_compact(ls: WaveServer, params: Any) -> dict[str, Any]:
+        from wave_ls.runtime.core import ModelError
+        from wave_ls.session import SessionBusy
+
+        p = require_object(params, SESSION_COMPACT)
+        session = ls.sessions.get(required_str(p, "sessionId", SESSION_COMPACT), SESSION_COMPACT)
+        instructions = field(p, "instructions", str, SESSION_COMPACT)
+        try:
+            done = await session.compact(instructions or None)
+        except SessionBusy as exc:
+            raise JsonRpcInvalidParams(f"{SESSION_COMPACT}: {exc}") from exc
+        except ModelError as exc:
+            raise JsonRpcServerError(f"{SESSION_COMPACT}: {exc}", COMPACT_FAILED_CODE) from exc
+        ls.sessions.sinks[session.id].flush()
+        return {
+            "compacted": done.compacted,
+            "tokensBefore": done.tokens_before,
+            "tokensAfter": done.tokens_after,
+        }
 
     @server.feature(SESSION_CONFIGURE)
     def session_configure(ls: WaveServer, params: Any) -> dict[str, str]:

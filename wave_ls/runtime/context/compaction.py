@@ -72,10 +72,12 @@ def sent_messages(messages: Sequence[Message]) -> list[Message]:
     return [messages[index], *messages[index - kept : index], *messages[index + 1 :]]
 
 
-def tail_start(messages: Sequence[Message], budget_chars: int) -> int:
+def tail_start(
+    messages: Sequence[Message], budget_chars: int, max_exchanges: int = MAX_KEPT_EXCHANGES
+) -> int:
     """Where the verbatim tail of ``messages`` begins (after the last compaction, at a user
     message of its own: never a reminder, a tool result or a notice), within
-    ``budget_chars`` and at most ``MAX_KEPT_EXCHANGES`` exchanges; ``len(messages)`` when
+    ``budget_chars`` and at most ``max_exchanges`` exchanges; ``len(messages)`` when
     nothing fits."""
     marker = marker_index(messages)
     first = 0 if marker is None else marker + 1
@@ -88,7 +90,7 @@ def tail_start(messages: Sequence[Message], budget_chars: int) -> int:
             break
         if starts_exchange(messages[index]):
             exchanges += 1
-            if exchanges > MAX_KEPT_EXCHANGES:
+            if exchanges > max_exchanges:
                 break
             best = index
     return best
