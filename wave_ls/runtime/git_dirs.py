@@ -15,6 +15,8 @@ import os
 import stat
 from pathlib import Path
 
+from wave_ls.runtime.regular_files import read_if_regular
+
 PathLike = str | os.PathLike[str]
 
 # A ``.git`` file, ``commondir``, ``gitdir``, ``HEAD`` or a ref file is one short line.
@@ -23,32 +25,9 @@ SMALL_FILE = 64 * 1024
 
 def read_small_file(path: PathLike, limit: int = SMALL_FILE) -> bytes | None:
     """The bytes of ``path`` when it is a regular file (symlinks followed) of at most
-    ``limit`` bytes, else None (missing, a FIFO, a device, a directory, too big, unreadable).
-    Opened with ``O_NONBLOCK`` and checked on the descriptor, so nothing swapped in between
-    the check and the read can block."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0)
-    try:
-        fd = os.open(path, flags)
-    except (OSError, ValueError):
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks: list[bytes] = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    ``limit`` bytes, else None (missing, a FIFO, a device, a directory, too big,
+    unreadable): ``regular_files.read_if_regular``."""
+    return read_if_regular(path, limit)
 
 
 def read_small_text(path: PathLike, limit: int = SMALL_FILE) -> str | None:

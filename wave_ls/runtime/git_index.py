@@ -18,6 +18,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from wave_ls.runtime.regular_files import read_if_regular
+
 MAX_GITDIR_FILE = 4096  # a ``.git`` file is one ``gitdir: <path>`` line
 MAX_INDEX_BYTES = 512 * 1024 * 1024  # bigger than any index a real repository has
 MAX_CACHED = 64
@@ -40,30 +42,8 @@ def _lstat(path: Path) -> os.stat_result | None:
 
 def read_regular_file(path: Path, limit: int) -> bytes | None:
     """The bytes of a regular file of at most ``limit`` bytes (symlinks followed), else
-    None. Opened with ``O_NONBLOCK`` and checked again on the descriptor, so a FIFO or a
-    device swapped in between never blocks."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except (OSError, ValueError):
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
+    None: ``regular_files.read_if_regular`` (a FIFO or a device never blocks)."""
+    return read_if_regular(path, limit)
 
 
 def _git_dir_of(dot_git: Path) -> Path | None:

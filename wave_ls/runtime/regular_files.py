@@ -30,7 +30,7 @@ class FileTooLarge(OSError):
         self.limit = limit
 
 
-def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
+def open_regular(path: Path | str | os.PathLike[str]) -> tuple[int, os.stat_result]:
     """A read-only descriptor of the regular file ``path`` (symbolic links followed) and
     its status; ``NotRegularFile`` for anything else, ``OSError`` when it cannot be opened.
     The descriptor is blocking again: reading a regular file never waits."""
@@ -46,7 +46,7 @@ def open_regular(path: Path | str) -> tuple[int, os.stat_result]:
     return fd, info
 
 
-def read_regular(path: Path | str, limit: int) -> bytes:
+def read_regular(path: Path | str | os.PathLike[str], limit: int) -> bytes:
     """The bytes of the regular file ``path``; ``FileTooLarge`` past ``limit`` bytes (also
     when it grew past it while being read), ``NotRegularFile``, or the ``OSError`` of
     opening it (``FileNotFoundError``...)."""
@@ -68,3 +68,12 @@ def read_regular(path: Path | str, limit: int) -> bytes:
         return data
     finally:
         os.close(fd)
+
+
+def read_if_regular(path: Path | str | os.PathLike[str], limit: int) -> bytes | None:
+    """``read_regular``, or None when the file is missing, not a regular file, over
+    ``limit`` bytes or unreadable: for readers to whom all of those mean "not there"."""
+    try:
+        return read_regular(path, limit)
+    except (OSError, ValueError):
+        return None
