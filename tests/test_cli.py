@@ -3,14 +3,29 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import server_env
+
+
+def stray_processes_of(done: subprocess.CompletedProcess[str]) -> list[str]:
+    """Processes of the temporary demo folder that still run (it made them, it ends them)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if "wave-demo-" in cmdline and "fake-model" in cmdline:
+            found.append(cmdline)
+    return found
 
 
 def wave_ls(
@@ -105,6 +120,37 @@ def test_run_fails_with_a_clear_message(
     done = wave_ls("run", "hi", "--cwd", str(project), env=server_env(home, fake_model.base_url))
     assert done.returncode == 1
     assert fake_model.base_url in done.stderr and "test-model" in done.stderr
+    # Once, and in the words of the command line (issue 28 point 8).
+    assert done.stderr.count("rejected the API key") == 1, done.stderr
+    assert "Set OPENAI_API_KEY to a key this endpoint accepts." in done.stderr
+    assert "initialization option" not in done.stderr
+
+
+def test_run_says_exactly_that_the_model_is_missing(home: Path, project: Path) -> None:
+    env = {**server_env(home), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = wave_ls("run", "hi", "--cwd", str(project), env=env)
+    assert done.returncode == 2
+    assert "WAVE_MODEL is not set" in done.stderr and "http://127.0.0.1:9/v1" in done.stderr
+    assert "No model endpoint is configured" not in done.stderr
+
+
+def test_run_worktree_flag_before_the_prompt_keeps_the_prompt(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    fake_model.set_script({"routes": [route("fix it", reply("Fixed."))]})
+    env = server_env(home, fake_model.base_url)
+    done = wave_ls("run", "-w", "fix it", "--cwd", str(project), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "Fixed.\n"
+    [line] = [line for line in done.stderr.splitlines() if "in worktree" in line]
+    assert f"{project}/.wave/worktrees/" in line and "fix it" not in line
+    # A name is still given as -w NAME before the prompt, or --worktree=NAME.
+    for spelled in (["-w", "named"], ["--worktree=named"]):
+        done = wave_ls("run", *spelled, "fix it", "--cwd", str(project), env=env)
+        assert done.returncode == 0, done.stderr
+        assert f"{project}/.wave/worktrees/named " in done.stderr
+    no_prompt = wave_ls("run", "--cwd", str(project), env=env)
+    assert no_prompt.returncode == 2 and "no prompt" in no_prompt.stderr
 
 
 def test_run_refuses_edits_without_a_terminal_in_default_mode(
@@ -123,8 +169,12 @@ def test_run_refuses_edits_without_a_terminal_in_default_mode(
     )
     env = server_env(home, fake_model.base_url)
     done = wave_ls("run", "write it", "--cwd", str(project), env=env)
-    assert done.returncode == 0 and not (project / "n.txt").exists()
+    # Exit 3: the turn ended, but what it was asked to do was refused (issue 28 point 8).
+    assert done.returncode == 3 and not (project / "n.txt").exists()
     assert "--permission-mode" in str(fake_model.chat_bodies()[-1]["messages"])
+    [line] = [line for line in done.stderr.splitlines() if line.startswith("wave-ls run: denied")]
+    assert "denied Write n.txt: no terminal to ask" in line
+    assert "--permission-mode acceptEdits" in line
     fake_model.reset()
     done = wave_ls(
         "run", "write it", "--cwd", str(project), "--permission-mode", "acceptEdits", env=env
@@ -177,11 +227,12 @@ def test_each_subcommand_parses_its_own_arguments_and_serving_imports_none(
 
 def test_demo_runs_offline_and_delegates(home: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
-    env.update(HOME=str(home), COLUMNS="120")
+    # A configured endpoint where nothing listens: the offline demo never uses it.
+    env.update(HOME=str(home), OPENAI_BASE_URL="http://127.0.0.1:9/v1", WAVE_MODEL="real")
     done = wave_ls("demo", env=env, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    assert "offline, scripted" in out
+    assert "offline, scripted" in out and "127.0.0.1:9/" not in out
     assert "Edit calc.py" in out and "allow" in out  # tools, permission prompts
     assert "subagent Explore: Find calculator tests" in out  # the delegation's progress
     assert "calc.py | 2" in out  # the fix is on disk
@@ -189,6 +240,26 @@ def test_demo_runs_offline_and_delegates(home: Path) -> None:
     assert "Worktree kept:" in out and "kept worktrees: 1" in out  # the isolated delegation
     assert "ended: the agent is told" in out  # the background run's notice
     assert "The background test run finished" in out  # ... and the turn it started
+    # Issue 28 point 9: each line once and in order, one way of counting tokens, lines not
+    # cut at 80 columns off a terminal, no advice to merge in the repository it deletes.
+    lines = out.splitlines()
+    activity = [line for line in lines if line.startswith(("    │", "  ⇢", "  ⇠"))]
+    assert all(one != next_one for one, next_one in itertools.pairwise(activity)), activity
+    assert not any("tokens" in line for line in activity if "│" in line)  # only news
+    begun = [line for line in activity if "⇢" in line]
+    assert len(begun) == len(set(begun)) == 3, begun
+    explore = [line.strip() for line in lines if "Find calculator tests" in line]
+    assert explore[0] == "⇢ subagent Explore: Find calculator tests"
+    assert lines.index("    │ Glob **/test_*.py") < lines.index("    │ Read test_calc.py")
+    assert re.search(r"tokens: [\d,]+ \(main agent [\d,]+, subagents [\d,]+\)", out)
+    counts = " ".join(line for line in lines if "token" in line)
+    assert not re.search(r"\d{4}", counts), counts  # no 76840 beside 13,436
+    assert (
+        "you › The add function in calc.py is broken. Please find the bug, fix it and check it.\n"
+        in out
+    )
+    assert "merge" not in out.lower()
+    assert stray_processes_of(done) == []
 
 
 def test_run_waits_for_background_work_and_answers_after_it(

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.support.fake_model import FakeModelServer
 from wave_ls.runtime.sandbox.landlock import abi_version
 
@@ -30,13 +32,19 @@ def doctor(cwd: Path, home: Path, *args: str, **env: str) -> subprocess.Complete
 ENDPOINT = {"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "WAVE_MODEL": "m", "OPENAI_API_KEY": SECRET}
 
 
+@pytest.fixture
+def served(fake_model: FakeModelServer) -> dict[str, str]:
+    """An endpoint that answers and serves the model (the fake model's `fake-model`)."""
+    return {**ENDPOINT, "OPENAI_BASE_URL": fake_model.base_url, "WAVE_MODEL": "fake-model"}
+
+
 def checks(done: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     report = json.loads(done.stdout)
     return {check["name"]: check for check in report["checks"]}
 
 
-def test_ready_machine(project: Path, home: Path) -> None:
-    done = doctor(project, home, **ENDPOINT)
+def test_ready_machine(project: Path, home: Path, served: dict[str, str]) -> None:
+    done = doctor(project, home, **served)
     assert done.returncode == 0, done.stdout
     lines = done.stdout.splitlines()
     for name in ("sandbox", "git", "ripgrep", "endpoint", "settings", "agents"):
@@ -64,7 +72,9 @@ def test_missing_endpoint_and_broken_agent_files_fail(project: Path, home: Path)
     assert json.loads(done.stdout)["ok"] is False
 
 
-def test_sandbox_asked_for_but_unavailable_fails(project: Path, home: Path) -> None:
+def test_sandbox_asked_for_but_unavailable_fails(
+    project: Path, home: Path, served: dict[str, str]
+) -> None:
     (project / ".wave").mkdir()
     (project / ".wave" / "settings.json").write_text('{"sandbox": {"enabled": true}}')
     done = doctor(project, home, "--json", WAVE_SANDBOX="none", **ENDPOINT)
@@ -74,7 +84,7 @@ def test_sandbox_asked_for_but_unavailable_fails(project: Path, home: Path) -> N
     assert "session sandbox: on" in sandbox["details"][-1]
     # Without the setting, no mechanism is only a warning (isolated runs say so).
     (project / ".wave" / "settings.json").write_text('{"sandbox": {"enabled": "yes"}}')
-    done = doctor(project, home, "--json", WAVE_SANDBOX="none", **ENDPOINT)
+    done = doctor(project, home, "--json", WAVE_SANDBOX="none", **served)
     assert done.returncode == 0
     found = checks(done)
     assert found["sandbox"]["level"] == "warn"
@@ -120,3 +130,54 @@ def test_unusable_tier_settings_are_settings_warnings(project: Path, home: Path)
     found = checks(doctor(project, home, "--json"))
     assert found["settings"]["level"] == "warn"
     assert any("models.sonnet must be a model id" in line for line in found["settings"]["details"])
+
+
+def test_the_endpoint_is_asked_for_the_model(
+    project: Path, home: Path, fake_model: FakeModelServer
+) -> None:
+    # Issue 28 point 7: nothing listening, or a model it does not serve, fails (exit 1).
+    dead = checks(doctor(project, home, "--json", **ENDPOINT))["endpoint"]
+    assert dead["level"] == "FAIL" and "nothing answers there" in dead["summary"], dead
+    unserved = {**ENDPOINT, "OPENAI_BASE_URL": fake_model.base_url, "WAVE_MODEL": "absent"}
+    done = doctor(project, home, "--json", **unserved)
+    endpoint = checks(done)["endpoint"]
+    assert done.returncode == 1
+    assert endpoint["level"] == "FAIL" and "not served by this endpoint" in endpoint["summary"]
+    assert "fake-model" in endpoint["summary"]
+    assert "/v1/models" in [r["path"] for r in fake_model.requests()]
+    served = {**unserved, "WAVE_MODEL": "fake-model"}
+    endpoint = checks(doctor(project, home, "--json", **served))["endpoint"]
+    assert endpoint["level"] == "ok" and endpoint["summary"].endswith(": served"), endpoint
+    assert SECRET not in json.dumps(endpoint)
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(project: Path, home: Path) -> None:
+    # `wave-ls doctor | head -1`: the pipe's reader is gone before doctor writes.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "WAVE_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "wave_ls", "doctor", "--cwd", str(project)],
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**base, "HOME": str(home)},
+        timeout=60,
+        check=False,
+    )
+    os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode != 0
+
+
+def test_a_typo_in_wave_sandbox_falls_back_to_detection(
+    project: Path, home: Path, served: dict[str, str]
+) -> None:
+    # Issue 28 point 9: WAVE_SANDBOX=landlok used to turn the sandbox off.
+    sandbox = checks(doctor(project, home, "--json", WAVE_SANDBOX="landlok", **served))["sandbox"]
+    assert "WAVE_SANDBOX='landlok' is not one of landlock, bubblewrap, none" in sandbox["summary"]
+    expected = checks(doctor(project, home, "--json", **served))["sandbox"]
+    assert sandbox["level"] == expected["level"]
+    assert sandbox["summary"].split(" (")[0] == expected["summary"].split(" (")[0]
+    if abi_version() >= 1:
+        assert sandbox["summary"].startswith("landlock") and "tested" in sandbox["summary"]

@@ -1,20 +1,26 @@
 """``wave-ls doctor``: is this machine and this folder ready for wave-ls?
 
 One line per check, ``ok``, ``warn`` (works, with less) or ``FAIL`` (something needed is
-missing): the command sandbox, git, ripgrep, the model endpoint (the key is never printed,
-only whether it is set), the settings files and the agent files of the folder (a file that
-is not loaded fails; agents loaded with warnings, or with a model the endpoint does not
-offer, warn), and the folder's MCP servers (each allowed one started once and asked for
-its tools; one that fails warns). Exit code 1 when any check fails, 2 for a bad ``--cwd``,
-else 0 (warnings included).
+missing): the command sandbox, git, ripgrep, the model endpoint (asked for its models
+with ``GET /models``: it fails when nothing answers or the model is not served; the key is
+never printed, only whether it is set), the settings files and the agent files of the
+folder (a file that is not loaded fails; agents loaded with warnings, or with a model the
+endpoint does not offer, warn), and the folder's MCP servers (each allowed one started
+once and asked for its tools; one that fails warns). Exit code 1 when any check fails, 2
+for a bad ``--cwd``, else 0 (warnings included).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.settings import RuntimeSettings
 
 OK, WARN, FAIL = "ok", "warn", "FAIL"
 
@@ -78,10 +84,13 @@ def sandbox_check(cwd: Path, home: Path) -> Check:
     from wave_ls.runtime.sandbox import available
     from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
     from wave_ls.runtime.sandbox.landlock import abi_version
+    from wave_ls.runtime.settings import sandbox_env_problems
     from wave_ls.worktrees.sandboxing import load_sandbox_settings
 
     mechanism, detail = available()
     abi, bwrap = abi_version(), bwrap_path()
+    typo = sandbox_env_problems(os.environ)
+    detail += f"; {typo[0]}" if typo else ""
     details = [
         f"Landlock: ABI {abi}" if abi >= 1 else "Landlock: not in this kernel (or disabled)",
         f"bubblewrap: {bwrap}" if bwrap else "bubblewrap: not installed or cannot make namespaces",
@@ -178,8 +187,42 @@ def endpoint_check() -> Check:
     problem = settings.problem()
     if problem:
         return Check("endpoint", FAIL, problem, details)
-    summary = f"{settings.model} at {settings.base_url or 'the OpenAI API'}"
-    return Check("endpoint", WARN if settings.problems else OK, summary, details)
+    where = settings.base_url or "the OpenAI API"
+    level, summary = model_served(settings)
+    if level == OK and settings.problems:
+        level = WARN
+    return Check("endpoint", level, f"{settings.model} at {where}: {summary}", details)
+
+
+def model_served(settings: RuntimeSettings) -> tuple[str, str]:
+    """Ask the endpoint for its models (``GET /models``, 3 s at most): FAIL when nothing
+    answers there, or it refuses the key, or it does not serve the model; a warning when it
+    has no model list (some servers do not implement it)."""
+    import http.client
+    import urllib.error
+
+    from wave_ls.runtime.model_list import ModelList, fetch_model_ids
+
+    endpoint = ModelList.endpoint(settings.base_url, settings.api_key)
+    assert endpoint is not None  # settings.problem() said one is configured
+    try:
+        served = fetch_model_ids(*endpoint)
+    except urllib.error.HTTPError as error:
+        if error.code in (401, 403):
+            return FAIL, f"the endpoint refused the API key (HTTP {error.code}): set OPENAI_API_KEY"
+        return WARN, f"not checked: GET /models answered HTTP {error.code}"
+    except (OSError, http.client.HTTPException) as error:
+        reason = getattr(error, "reason", None) or error
+        return FAIL, f"nothing answers there ({reason}): check OPENAI_BASE_URL, start the server"
+    except ValueError as error:
+        return WARN, f"not checked: GET /models answered something else ({error})"
+    if settings.model in served:
+        return OK, "served"
+    offered = ", ".join(served[:10]) + (", ..." if len(served) > 10 else "")
+    return FAIL, (
+        f"not served by this endpoint (it serves: {offered or 'no models'}); set WAVE_MODEL "
+        "to one of them"
+    )
 
 
 def settings_check(cwd: Path, home: Path) -> Check:

@@ -86,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else argv
     if arguments in PLAIN_SERVE:
         setup_logging()
+        if os.isatty(0):  # a person, not an editor, started it: say what it is doing
+            sys.stderr.write(ON_A_TERMINAL)
+            sys.stderr.flush()
         return serve()
     args = build_parser(arguments).parse_args(arguments)
     setup_logging(args.log_level, args.log_file)
@@ -95,9 +98,38 @@ def main(argv: list[str] | None = None) -> int:
         print(__version__)
         return 0
     if args.command:
-        module_name = SUBCOMMANDS[args.command][0]
-        exit_settled(int(importlib.import_module(module_name).run(args) or 0))
+        exit_settled(run_subcommand(args))
     return serve(tcp=args.tcp, host=args.host, port=args.port)
+
+
+ON_A_TERMINAL = (
+    "wave-ls: serving the Language Server Protocol on stdin/stdout (editors start it this "
+    'way); to ask the agent from a terminal: wave-ls run "<prompt>" (wave-ls --help)\n'
+)
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
+
+
+def run_subcommand(args: argparse.Namespace) -> int:
+    """The subcommand's exit code. Ctrl-C outside an event loop (a y/N question, imports)
+    and a reader that stopped reading (``wave-ls doctor | head -1``) end it quietly."""
+    module_name = SUBCOMMANDS[args.command][0]
+    try:
+        return int(importlib.import_module(module_name).run(args) or 0)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"\nwave-ls {args.command}: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return quiet_stdout(EXIT_BROKEN_PIPE)
+
+
+def quiet_stdout(code: int) -> int:
+    """Point stdout at /dev/null (what is still buffered for the closed pipe is dropped
+    instead of failing again at exit) and pass ``code`` on."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return code
 
 
 def serve(tcp: bool = False, host: str = "127.0.0.1", port: int = 2087) -> int:
@@ -122,6 +154,8 @@ def exit_settled(code: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
+        except BrokenPipeError:  # the reader left (`| head -1`): not worth a word
+            code = code or EXIT_BROKEN_PIPE
         except (OSError, ValueError):  # a closed pipe: nothing more can reach it anyway
             code = code or 1
     os._exit(code)

@@ -1,4 +1,11 @@
-"""``wave-ls run "<prompt>"``: one agent turn in a folder; answer on stdout."""
+"""``wave-ls run "<prompt>"``: one agent turn in a folder; answer on stdout.
+
+Exit codes: 0 done; 1 the turn failed (the model endpoint's error, printed once on
+stderr); 2 nothing could start (no model configured, a bad ``--cwd`` or worktree, no
+prompt); 3 the turn ended but a permission it asked for was denied (on the terminal, or
+because there was no terminal to ask: stderr says what and how to allow it); 130
+interrupted (Ctrl-C: the turn is cancelled, see ``cli/interrupt.py``).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,9 @@ from wave_ls.runtime.core import (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("prompt", help="what to ask the agent (may contain @agent:<name>)")
+    parser.add_argument(
+        "prompt", nargs="?", help="what to ask the agent (may contain @agent:<name>)"
+    )
     parser.add_argument("--cwd", default=".", help="the folder the agent works in")
     parser.add_argument("--model", help="model id (default: $WAVE_MODEL)")
     parser.add_argument(
@@ -30,7 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const="",
         metavar="NAME",
-        help="work in a git worktree .wave/worktrees/NAME (a generated name when omitted)",
+        help=(
+            "work in a git worktree .wave/worktrees/NAME: -w NAME PROMPT or --worktree=NAME "
+            "PROMPT; a generated name with -w alone (-w PROMPT: the lone value is the prompt)"
+        ),
     )
     parser.add_argument(
         "--trust",
@@ -55,6 +67,19 @@ class CollectorBackAtFirstAnswer:
         self.sink.emit(event)
 
 
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_DENIED = 3
+
+
+def prompt_and_worktree(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """The prompt and the worktree name ("" for a generated one, None for none). A value
+    after ``-w`` with no prompt after it is the prompt (``wave-ls run -w "fix it"``)."""
+    if args.prompt is None and args.worktree:
+        return args.worktree, ""
+    return args.prompt, args.worktree
+
+
 def run(args: argparse.Namespace) -> int:
     # Until the first request is out, nearly everything allocated (the openai SDK, our
     # modules, the agent catalog) lives to the end: a collection then is wasted, ~40 ms.
@@ -63,12 +88,12 @@ def run(args: argparse.Namespace) -> int:
 
     tls_context.prepare()  # beside the imports below, which take longer
 
-    import asyncio
     import dataclasses
     import sys
     from pathlib import Path
 
     from wave_ls.agents import AgentRegistry
+    from wave_ls.cli.interrupt import EXIT_INTERRUPTED, Interrupted, run_interruptible
     from wave_ls.cli.terminal import TerminalAsker, TerminalProgress
     from wave_ls.cli.trust_prompt import settle_trust
     from wave_ls.runtime.loop import TurnResult, last_assistant_text
@@ -76,21 +101,26 @@ def run(args: argparse.Namespace) -> int:
     from wave_ls.session import AgentSession
     from wave_ls.worktrees.model import IsolationError
 
+    prompt, worktree = prompt_and_worktree(args)
+    if not prompt:
+        print('wave-ls run: no prompt: wave-ls run "<what to ask>"', file=sys.stderr)
+        return EXIT_USAGE
     settings = RuntimeSettings.from_env().override(model=args.model)
     for warning in settings.problems:
         print(f"wave-ls run: {warning}", file=sys.stderr)
     problem = settings.problem()
     if problem:
         print(f"wave-ls run: {problem}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     cwd = Path(args.cwd).expanduser().resolve()
     if not cwd.is_dir():
         print(f"wave-ls run: not a directory: {cwd}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     home = Path.home()
     settle_trust(cwd, home, trust=args.trust)
     registry = AgentRegistry(home)
     progress = TerminalProgress()
+    asker = TerminalAsker()
     session = AgentSession(
         cwd=cwd,
         home=home,
@@ -98,18 +128,18 @@ def run(args: argparse.Namespace) -> int:
         client=model_client_for(settings),
         permission_mode=args.permission_mode,
         sink=CollectorBackAtFirstAnswer(progress),
-        asker=TerminalAsker(),
+        asker=asker,
         catalog=lambda: registry.load(cwd),
     )
 
     async def turn() -> TurnResult:
         try:
-            if args.worktree is not None:
-                entered = await session.worktrees.enter(args.worktree or None)
+            if worktree is not None:
+                entered = await session.worktrees.enter(worktree or None)
                 print(
                     f"wave-ls run: in worktree {entered.path} ({entered.branch})", file=sys.stderr
                 )
-            result = await session.send(args.prompt)
+            result = await session.send(prompt)
             # Background runs go on after the turn: wait for them and for the agent's
             # answer to their notices, which is then the final answer.
             await session.wait_idle()
@@ -119,13 +149,18 @@ def run(args: argparse.Namespace) -> int:
             await session.close()
 
     try:
-        result = asyncio.run(turn())
+        result = run_interruptible(
+            turn(),
+            notice="wave-ls run: interrupted: cancelling the turn (Ctrl-C again to quit at once)",
+        )
+    except Interrupted:
+        return EXIT_INTERRUPTED
     except IsolationError as exc:
         print(f"wave-ls run: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     if result.text:
         print(result.text)
     if result.status != "completed":
         print(f"wave-ls run: {result.error or result.status}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_DENIED if asker.denied else 0

@@ -3,24 +3,31 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from wave_ls.runtime.core import (
     Event,
     PermissionDecision,
     PermissionRequest,
     ToolBlockUpdated,
-    TurnEnded,
     UsageUpdated,
 )
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+# How a user of the command line lets edits or everything run without a prompt.
+ALLOW_HINT = (
+    "rerun with --permission-mode acceptEdits (edits run without asking) or "
+    "--permission-mode bypassPermissions (everything runs without asking)"
+)
+
 
 class TerminalProgress:
-    """An ``EventSink`` printing tool calls and token use to stderr as they happen."""
+    """An ``EventSink`` printing tool calls and token use to stderr as they happen. A
+    turn's failure is not printed here: the command prints it once, when the turn ends."""
 
     def __init__(self, console: Console | None = None) -> None:
         self._console = console
@@ -45,31 +52,64 @@ class TerminalProgress:
                 self.console.print(f"  {mark} {event.name}: {detail}")
             case UsageUpdated(total=total):
                 self.total_tokens = total.total_tokens
-                self.console.print(f"[dim]  tokens so far: {total.total_tokens}[/]")
-            case TurnEnded(status=status, error=error) if status != "completed":
-                self.console.print(f"[red]turn {status}[/]{': ' + error if error else ''}")
+                self.console.print(f"[dim]  tokens so far: {total.total_tokens:,}[/]")
 
 
 class TerminalAsker:
-    """Asks y/N on the terminal; without a terminal, denies with a hint."""
+    """Asks y/N on the terminal; without a terminal, denies, and says on stderr what was
+    denied and how to allow it. ``denied`` lists what was refused (the exit code says so)."""
+
+    def __init__(self, prefix: str = "wave-ls run", stdin: TextIO | None = None) -> None:
+        self.prefix = prefix
+        self.stdin = stdin or sys.stdin
+        self.denied: list[str] = []
 
     async def ask(self, request: PermissionRequest) -> PermissionDecision:
-        if not sys.stdin.isatty():
+        if not self.stdin.isatty():
+            self.denied.append(request.summary)
+            say(f"{self.prefix}: denied {request.summary}: no terminal to ask; {ALLOW_HINT}")
             return PermissionDecision(
                 False,
                 f"Permission to {request.summary} denied: no terminal to ask. "
                 "Tell the user to rerun with --permission-mode acceptEdits or bypassPermissions.",
             )
-        answer = await asyncio.to_thread(input_stderr, f"Allow {request.summary}? [y/N] ")
-        if answer.strip().lower() in ("y", "yes"):
+        answer = await read_answer(f"Allow {request.summary}? [y/N] ", self.stdin)
+        if answer in ("y", "yes"):
             return PermissionDecision(True)
+        self.denied.append(request.summary)
         return PermissionDecision(False, f"The user denied permission to {request.summary}.")
 
 
-def input_stderr(prompt: str) -> str:
-    sys.stderr.write(prompt)
+async def read_answer(prompt: str, stdin: TextIO | None = None) -> str:
+    """Write ``prompt`` to stderr and read one line from the terminal, lower-cased. Read
+    through the event loop (not a thread blocked in ``readline``), so that Ctrl-C can cancel
+    the wait; end of input is an empty answer."""
+    stdin = stdin or sys.stdin
+    say(prompt, end="")
+    loop = asyncio.get_running_loop()
+    fd = stdin.fileno()
+    ready: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
+    loop.add_reader(fd, readable)
+    try:
+        await ready
+    finally:
+        loop.remove_reader(fd)
+    # A terminal in canonical mode hands over the whole line at once.
+    line = os.read(fd, 4096).decode(errors="replace")
+    if not line.endswith("\n"):
+        say("")
+    return line.strip().lower()
+
+
+def say(text: str, end: str = "\n") -> None:
+    """One line (or a prompt) on stderr, at once."""
+    sys.stderr.write(text + end)
     sys.stderr.flush()
-    return sys.stdin.readline()
 
 
 def compact(arguments: str, limit: int = 80) -> str:

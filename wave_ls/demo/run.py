@@ -3,17 +3,28 @@
 The offline model server and ``wave-ls --stdio`` are started as subprocesses; this module is
 the LSP client (pygls), the way an editor would be: it opens a session in a throwaway git
 repo, sends the scripted messages, answers permission prompts, and renders the streamed
-answer, every tool block and each subagent's ``$/progress`` live.
+answer, every tool block and each subagent's activity live, in the order the server sent
+them (all from ``wave/session/update``: one stream, so nothing arrives out of order).
+
+Offline (the default) the configured endpoint is ignored and the demo approves its own
+script's prompts; ``--live`` uses the configured endpoint and asks the user at each prompt.
+Both children run in process groups of their own, so Ctrl-C reaches only this process,
+which then ends them (``cli/interrupt.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,49 +42,70 @@ from wave_ls.demo.script import (
     demo_script,
     make_project,
 )
+from wave_ls.server.agent_progress import progress_title
 from wave_ls.server.protocol import WaveProtocol
 
 MESSAGES = (FIX_MESSAGE, EXPLORE_MESSAGE, ISOLATED_MESSAGE, BACKGROUND_MESSAGE)
+OFFLINE_MODEL = "wave-offline-demo"
+# The model configuration of the user's environment, which the offline demo leaves out.
+MODEL_ENV_PREFIXES = ("OPENAI_", "WAVE_MODEL", "WAVE_FAST_MODEL")
+
+
+@dataclass
+class DelegationView:
+    """What was printed of one ``Agent`` block, so each line is printed once."""
+
+    begun: bool = False
+    activity: str = ""
+    ended: set[str] = field(default_factory=set)
+    tokens: int = 0
 
 
 class DemoClient(LanguageClient):
     """An LSP client that renders what the server reports."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, *, live: bool) -> None:
         super().__init__("wave-demo", "1", protocol_cls=WaveProtocol)
         self.console = console
+        self.live = live
         self.streaming = False
         self.tool_calls = 0
         self.delegations: list[str] = []
+        self.views: dict[str, DelegationView] = {}
         self.permissions: list[str] = []
         self.worktrees: list[str] = []
+        self.main_tokens = 0
         self.notified = asyncio.Event()
         self.turns_ended = 0
+        self.quiet = False  # interrupted: what still arrives is not shown
 
         @self.feature("wave/session/update")
         def on_update(params: dict[str, Any]) -> None:
             self.render_update(params)
 
         @self.feature("wave/permission/request")
-        def on_permission(params: dict[str, Any]) -> dict[str, Any]:
+        async def on_permission(params: dict[str, Any]) -> dict[str, Any]:
             self.end_stream()
             self.permissions.append(params["summary"])
-            self.console.print(
-                f"  [yellow]? allow {params['summary']}[/] → yes (the demo approves)"
-            )
-            return {"allowed": True}
-
-        @self.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
-        def on_create(params: types.WorkDoneProgressCreateParams) -> None:
-            return None
-
-        @self.feature(types.PROGRESS)
-        def on_progress(params: types.ProgressParams) -> None:
-            self.render_progress(params.value)
+            return await self.answer_permission(params["summary"])
 
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def on_message(params: types.ShowMessageParams) -> None:
             self.console.print(f"[yellow]server: {escape(params.message)}[/]")
+
+    async def answer_permission(self, summary: str) -> dict[str, Any]:
+        if not self.live:  # the demo's own script, in its throwaway repository
+            self.console.print(f"  [yellow]? allow {escape(summary)}[/] → yes (the demo approves)")
+            return {"allowed": True}
+        from wave_ls.cli.terminal import read_answer
+
+        if not sys.stdin.isatty():
+            self.console.print(f"  [yellow]? allow {escape(summary)}[/] → no (no terminal to ask)")
+            return {"allowed": False, "message": "No terminal to ask the user: denied."}
+        answer = await read_answer(f"  ? allow {summary} [y/N] ")
+        if answer in ("y", "yes"):
+            return {"allowed": True}
+        return {"allowed": False, "message": f"The user denied permission to {summary}."}
 
     def end_stream(self) -> None:
         if self.streaming:
@@ -81,22 +113,29 @@ class DemoClient(LanguageClient):
             self.streaming = False
 
     def render_update(self, update: dict[str, Any]) -> None:
+        if self.quiet:
+            return
         kind = update.get("kind")
         if kind == "assistantDelta":
             if not self.streaming:
                 self.console.print("[bold magenta]wave ›[/] ", end="")
                 self.streaming = True
             self.console.out(update["delta"], end="", highlight=False)
+        elif kind == "toolBlock" and update["name"] == "Agent":
+            self.render_delegation(update)
         elif kind == "toolBlock" and update["status"] in ("completed", "failed"):
             self.end_stream()
             self.tool_calls += 1
             mark = "[green]✓[/]" if update["status"] == "completed" else "[red]✗[/]"
             summary = update.get("shortResult") or first_line(update.get("result", ""))
             self.console.print(
-                f"  {mark} [cyan]{update['name']}[/] {argument(update)}  [dim]{summary}[/]"
+                f"  {mark} [cyan]{update['name']}[/] {escape(argument(update))}  "
+                f"[dim]{escape(summary)}[/]"
             )
         elif kind == "assistantMessage":
             self.end_stream()
+        elif kind == "usage":
+            self.main_tokens = int((update.get("total") or {}).get("total_tokens", 0))
         elif kind == "userMessage" and (update["message"].get("meta") or {}).get(
             "taskNotification"
         ):
@@ -107,23 +146,57 @@ class DemoClient(LanguageClient):
             self.turns_ended += 1
             if self.turns_ended > len(MESSAGES):
                 self.notified.set()
-        if kind == "toolBlock" and update["name"] == "Agent" and update["status"] == "completed":
+
+    def render_delegation(self, update: dict[str, Any]) -> None:
+        """An ``Agent`` block: its title once, each new activity once (the token count
+        that changes beside it is not news), each end summary once. A background run has a
+        block of its own (whose id is its task id), shown under the call that started it."""
+        block_id = str(update.get("toolCallId"))
+        view = self.views.setdefault(block_id, DelegationView())
+        status, short = update.get("status"), update.get("shortResult") or ""
+        details = update.get("details") or {}
+        task_block = details.get("taskId") == block_id
+        if not view.begun:
+            view.begun = True
+            if not task_block:
+                self.end_stream()
+                title = progress_title(update)
+                self.delegations.append(title)
+                self.console.print(f"  [bold blue]⇢ subagent {escape(title)}[/]")
+        view.tokens = max(view.tokens, int(details.get("totalTokens") or 0))
+        if status in ("completed", "failed"):
+            summary = short or str(status)
+            if summary in view.ended:
+                return
+            self.end_stream()
+            if not view.ended and not task_block:
+                self.tool_calls += 1
+            view.ended.add(summary)
+            mark = "[bold blue]⇠" if status == "completed" else "[bold red]✗"
+            self.console.print(f"  {mark} {escape(summary)}[/]")
             for line in (update.get("result") or "").splitlines():
                 if line.startswith("Worktree"):
                     self.worktrees.append(line)
-                    self.console.print(f"    [green]{escape(line)}[/]")
+                    self.console.print(f"    [green]{escape(kept_worktree(line))}[/]")
+        elif short:
+            activity = short.split(" · ")[0]
+            # A background run's start was shown under the call that started it.
+            restarted = task_block and not view.activity and activity.startswith("Starting")
+            if activity != view.activity and not restarted:
+                self.end_stream()
+                view.activity = activity
+                self.console.print(f"    [blue]│ {escape(activity)}[/]")
 
-    def render_progress(self, value: Any) -> None:
-        self.end_stream()
-        fields = value if isinstance(value, dict) else vars(value)
-        kind = fields.get("kind")
-        if kind == "begin":
-            self.delegations.append(fields["title"])
-            self.console.print(f"  [bold blue]⇢ subagent {escape(fields['title'])}[/]")
-        elif kind == "report":
-            self.console.print(f"    [blue]│ {escape(fields.get('message') or '')}[/]")
-        elif kind == "end":
-            self.console.print(f"  [bold blue]⇠ {escape(fields.get('message') or '')}[/]")
+    @property
+    def subagent_tokens(self) -> int:
+        return sum(view.tokens for view in self.views.values())
+
+
+def kept_worktree(line: str) -> str:
+    """The server's "Worktree kept: ..." line without its advice to merge: the demo's
+    repository is deleted when the demo ends."""
+    where = line.split(". ", 1)[0]
+    return f"{where} (in the demo's throwaway repository, deleted when the demo ends)"
 
 
 def argument(update: dict[str, Any]) -> str:
@@ -133,7 +206,7 @@ def argument(update: dict[str, Any]) -> str:
         return ""
     for key in ("file_path", "pattern", "command", "description"):
         if isinstance(args.get(key), str):
-            text = args[key]
+            text = " ".join(args[key].split())
             return text if len(text) < 70 else text[:69] + "…"
     return ""
 
@@ -143,7 +216,29 @@ def first_line(text: str) -> str:
     return lines[0][:80] if lines else ""
 
 
-async def start_fake_model(script_path: Path) -> tuple[asyncio.subprocess.Process, str]:
+def offline_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without the user's model configuration (the offline demo never uses it)."""
+    return {key: value for key, value in env.items() if not key.startswith(MODEL_ENV_PREFIXES)}
+
+
+class Children:
+    """The demo's processes, each in a process group of its own (a terminal's Ctrl-C
+    reaches only the demo); ``kill`` ends whatever is left, for a forced exit."""
+
+    def __init__(self) -> None:
+        self.pids: list[int] = []
+
+    def add(self, process: asyncio.subprocess.Process | None) -> None:
+        if process is not None:
+            self.pids.append(process.pid)
+
+    def kill(self) -> None:
+        for pid in self.pids:
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+
+
+async def start_fake_model(script_path: Path, env: dict[str, str]) -> tuple[Any, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -154,6 +249,9 @@ async def start_fake_model(script_path: Path) -> tuple[asyncio.subprocess.Proces
         "--script",
         str(script_path),
         stdout=asyncio.subprocess.PIPE,
+        stdin=asyncio.subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
     )
     assert process.stdout is not None
     line = (await asyncio.wait_for(process.stdout.readline(), 20)).decode()
@@ -165,95 +263,168 @@ async def drain(stream: asyncio.StreamReader | None, sink: list[str]) -> None:
         sink.append(line.decode(errors="replace"))
 
 
-async def run_demo(console: Console) -> int:
-    real_model = bool(os.environ.get("OPENAI_BASE_URL") and os.environ.get("WAVE_MODEL"))
+async def stop(process: asyncio.subprocess.Process | None, grace: float) -> None:
+    """End a child: it has ``grace`` seconds after SIGTERM, then SIGKILL."""
+    if process is None or process.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
+    try:
+        await asyncio.wait_for(process.wait(), grace)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
+
+
+def console_for(stream: Any = None) -> Console:
+    """rich on a terminal; elsewhere (a pipe, a file) lines as long as they are, never
+    cut or wrapped at 80 columns."""
+    stream = stream or sys.stdout
+    if stream.isatty():
+        return Console(file=stream, highlight=False)
+    return Console(file=stream, highlight=False, width=100_000, soft_wrap=True)
+
+
+async def run_demo(
+    console: Console, *, live: bool = False, children: Children | None = None
+) -> int:
+    from wave_ls.runtime.settings import RuntimeSettings
+
+    children = children or Children()
+    if live:
+        settings = RuntimeSettings.from_env()
+        problem = settings.problem()
+        if problem:
+            console.print(f"wave-ls demo --live: {escape(problem)}")
+            return 2
+        console.print(
+            f"wave-ls demo --live: the model is {escape(settings.model or '')} at "
+            f"{escape(settings.base_url or 'the OpenAI API')} (your endpoint, not the offline "
+            "one); each permission prompt is asked here."
+        )
     with tempfile.TemporaryDirectory(prefix="wave-demo-") as tmp:
         project, home = Path(tmp) / "project", Path(tmp) / "home"
         project.mkdir()
         home.mkdir()
         make_project(project)
-        env = dict(os.environ, HOME=str(home))
+        env = dict(os.environ if live else offline_env(os.environ), HOME=str(home))
         fake = None
-        if not real_model:
-            script = Path(tmp) / "script.json"
-            script.write_text(json.dumps(demo_script()), encoding="utf-8")
-            fake, url = await start_fake_model(script)
-            env.update(
-                OPENAI_BASE_URL=url, OPENAI_API_KEY="offline", WAVE_MODEL="wave-offline-demo"
-            )
-        console.print(
-            Panel.fit(
-                f"model: [bold]{env['WAVE_MODEL']}[/] at {env['OPENAI_BASE_URL']}"
-                f"{' (offline, scripted)' if fake else ''}\n"
-                f"project: {project} (a throwaway git repo)",
-                title="wave-ls demo",
-            )
-        )
-        client = DemoClient(console)
+        client = DemoClient(console, live=live)
         stderr: list[str] = []
-        await client.start_io(sys.executable, "-m", "wave_ls", "--stdio", env=env)
-        stderr_task = asyncio.create_task(
-            drain(client._server.stderr if client._server else None, stderr)
-        )
+        stderr_task: asyncio.Task[None] | None = None
         try:
-            await client.initialize_async(
-                types.InitializeParams(
-                    capabilities=types.ClientCapabilities(
-                        window=types.WindowClientCapabilities(work_done_progress=True),
-                        experimental={"wave": {"permissionRequest": True}},
-                    ),
+            if not live:
+                script = Path(tmp) / "script.json"
+                script.write_text(json.dumps(demo_script()), encoding="utf-8")
+                fake, url = await start_fake_model(script, env)
+                children.add(fake)
+                env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="offline", WAVE_MODEL=OFFLINE_MODEL)
+            console.print(
+                Panel.fit(
+                    f"model: [bold]{escape(env['WAVE_MODEL'])}[/] at "
+                    f"{escape(env.get('OPENAI_BASE_URL') or 'the OpenAI API')}"
+                    f"{' (offline, scripted)' if fake else ' (live)'}\n"
+                    f"project: {project} (a throwaway git repo)",
+                    title="wave-ls demo",
                 )
             )
-            client.initialized(types.InitializedParams())
-            agents = await client.protocol.send_request_async(
-                "wave/agents/list", {"cwd": str(project)}
+            await client.start_io(
+                sys.executable, "-m", "wave_ls", "--stdio", env=env, start_new_session=True
             )
-            names = ", ".join(a["name"] for a in agents["agents"])
-            console.print(f"[dim]subagents: {names}[/]")
-            session = await client.protocol.send_request_async(
-                "wave/session/new", {"cwd": str(project), "permissionMode": "default"}
+            children.add(client._server)
+            stderr_task = asyncio.create_task(
+                drain(client._server.stderr if client._server else None, stderr)
             )
-            results = []
-            for text in MESSAGES:
-                console.rule(f"[bold]you ›[/] {escape(text)}", align="left")
-                result = await client.protocol.send_request_async(
-                    "wave/chat/send", {"sessionId": session["sessionId"], "text": text}
-                )
-                await asyncio.sleep(0.1)  # let the last progress notifications arrive
-                client.end_stream()
-                results.append(result)
-                if result["status"] != "completed":
-                    console.print(f"[red]turn {result['status']}: {result.get('error', '')}[/]")
-            # The background subagent ends on its own; the server then starts a turn so the
-            # main agent can react to the notice.
-            await asyncio.wait_for(client.notified.wait(), 60)
-            client.end_stream()
-            messages = await client.protocol.send_request_async(
-                "wave/session/messages", {"sessionId": session["sessionId"]}
-            )
-            await client.shutdown_async(None)
-            client.exit(None)
-        finally:
-            stderr_task.cancel()
-            if client._server and client._server.returncode is None:
+            outcome = await converse(client, console, project)
+            if client._server is not None:  # it was told to exit: let it settle
                 await asyncio.wait_for(client._server.wait(), 10)
-            if fake:
-                fake.terminate()
-                await fake.wait()
+        except asyncio.CancelledError:
+            # Ctrl-C: nothing more is shown, and answers to the requests given up on are
+            # not errors (pygls logs each as one).
+            client.quiet = True
+            logging.getLogger("pygls").setLevel(logging.CRITICAL)
+            raise
+        finally:
+            if stderr_task is not None:
+                stderr_task.cancel()
+            server = client._server
+            if server is not None and server.returncode is None:
+                if server.stdin is not None:  # end of input: the server closes its sessions
+                    server.stdin.close()
+                await stop_after(server, 0.4)
+            await stop(fake, 0.2)
+        results, messages = outcome
         diff = subprocess.run(
             ["git", "diff", "--stat"], cwd=project, capture_output=True, text=True
         ).stdout
-        tokens = sum(r.get("usage", {}).get("total_tokens", 0) for r in results)
         console.print(
             Panel.fit(
                 f"turns: {len(results)} ({', '.join(r['status'] for r in results)})\n"
                 f"messages in the transcript: {len(messages['messages'])}\n"
                 f"tool calls: {client.tool_calls}; permission prompts: {len(client.permissions)}\n"
-                f"subagent delegations: {', '.join(client.delegations) or 'none'}\n"
-                f"kept worktrees: {len(client.worktrees)}\n"
-                f"tokens: {tokens}\n"
+                f"subagent delegations: {escape(', '.join(client.delegations)) or 'none'}\n"
+                f"kept worktrees: {len(client.worktrees)} (deleted with the demo's repository)\n"
+                f"tokens: {client.main_tokens + client.subagent_tokens:,} "
+                f"(main agent {client.main_tokens:,}, subagents {client.subagent_tokens:,})\n"
                 f"git diff --stat:\n{diff.strip() or '(no changes)'}",
                 title="what happened",
             )
         )
         return 0 if all(r["status"] == "completed" for r in results) else 1
+
+
+async def stop_after(process: asyncio.subprocess.Process, wait: float) -> None:
+    """Give a child ``wait`` seconds to end on its own, then stop it."""
+    try:
+        await asyncio.wait_for(process.wait(), wait)
+    except TimeoutError:
+        await stop(process, 0.2)
+
+
+async def converse(
+    client: DemoClient, console: Console, project: Path
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The scripted conversation: each message, then the background run's notice."""
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(
+                experimental={"wave": {"permissionRequest": True}},
+            ),
+        )
+    )
+    client.initialized(types.InitializedParams())
+    agents = await client.protocol.send_request_async("wave/agents/list", {"cwd": str(project)})
+    names = ", ".join(a["name"] for a in agents["agents"])
+    console.print(f"[dim]subagents: {escape(names)}[/]")
+    session = await client.protocol.send_request_async(
+        "wave/session/new", {"cwd": str(project), "permissionMode": "default"}
+    )
+    results = []
+    for text in MESSAGES:
+        you(console, text)
+        result = await client.protocol.send_request_async(
+            "wave/chat/send", {"sessionId": session["sessionId"], "text": text}
+        )
+        client.end_stream()
+        results.append(result)
+        if result["status"] != "completed":
+            console.print(f"[red]turn {result['status']}: {escape(result.get('error', ''))}[/]")
+    # The background subagent ends on its own; the server then starts a turn so the
+    # main agent can react to the notice.
+    await asyncio.wait_for(client.notified.wait(), 60)
+    client.end_stream()
+    messages = await client.protocol.send_request_async(
+        "wave/session/messages", {"sessionId": session["sessionId"]}
+    )
+    await client.shutdown_async(None)
+    client.exit(None)
+    return results, messages
+
+
+def you(console: Console, text: str) -> None:
+    """The user's message: a rule on a terminal, a plain line elsewhere."""
+    if console.is_terminal:
+        console.rule(f"[bold]you ›[/] {escape(text)}", align="left")
+    else:
+        console.print(f"[bold]you ›[/] {escape(text)}")

@@ -127,8 +127,8 @@ def demo_script() -> dict[str, Any]:
                         **slow,
                     },
                     {
-                        "content": "Done: `sub` was added on its own branch, shown above; your "
-                        "working tree is untouched. Review it and merge when you like.",
+                        "content": "Done: `sub` was added on a branch of its own, in the "
+                        "worktree shown above; your working tree is untouched.",
                         **slow,
                     },
                 ],

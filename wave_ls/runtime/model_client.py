@@ -36,6 +36,7 @@ from wave_ls.runtime.model_settings import first_token_timeout as first_token_ti
 from wave_ls.runtime.settings import (
     DEFAULT_MODEL_RETRIES,
     DEFAULT_MODEL_TIMEOUT,
+    SettingNames,
 )
 from wave_ls.runtime.sse import SseDecoder
 from wave_ls.runtime.text import encodable
@@ -100,6 +101,7 @@ class OpenAIModelClient:
         deadline: float | None = None,
         max_retries: int = DEFAULT_MODEL_RETRIES,
         first_token_timeout: float | None = None,
+        names: SettingNames | None = None,
     ) -> None:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._api_key = api_key or os.environ.get("OPENAI_API_KEY") or PLACEHOLDER_API_KEY
@@ -114,6 +116,7 @@ class OpenAIModelClient:
         every_attempt = self.first_token_timeout * (max_retries + 1) + CONNECT_TIMEOUT
         self.deadline = max(DEFAULT_DEADLINE, every_attempt) if deadline is None else deadline
         self.unsupported: set[str] = set()  # optional parameters the endpoint rejected
+        self.names = names or SettingNames()  # how the user sets a value, for the messages
 
     @property
     def endpoint(self) -> tuple[str, str | None]:
@@ -299,7 +302,7 @@ class OpenAIModelClient:
         waited = _duration(time.monotonic() - started)
         if mid_stream and not first_token:
             what = f"sent nothing for {self.read_timeout:g} s mid-stream"
-            setting = "the silence allowed between tokens is set by WAVE_MODEL_TIMEOUT"
+            setting = f"the silence allowed between tokens is set by {self.names.model_timeout}"
         else:
             first = self.first_token_timeout
             if mid_stream:
@@ -310,8 +313,8 @@ class OpenAIModelClient:
                 what = f"sent nothing for {first:g} s"
             setting = (
                 f"the wait for the first token (while the server reads the prompt) is set by "
-                f"{FIRST_TOKEN_ENV} (never below WAVE_MODEL_TIMEOUT, the silence "
-                f"allowed between tokens), the retries by WAVE_MODEL_RETRIES"
+                f"{FIRST_TOKEN_ENV} (never below {self.names.model_timeout}, the silence "
+                f"allowed between tokens), the retries by {self.names.model_retries}"
             )
         return (
             f"The model endpoint {where} {what}; gave up after {waited} in all. Check that "
@@ -325,8 +328,7 @@ class OpenAIModelClient:
         if status in (401, 403):
             return (
                 f"The model endpoint {where} rejected the API key (HTTP {status}): {detail}. "
-                "Set OPENAI_API_KEY (or the apiKey initialization option) to a key this "
-                "endpoint accepts."
+                f"Set {self.names.api_key} to a key this endpoint accepts."
             )
         if status == 404 and (error.code == "model_not_found" or "model" in detail.lower()):
             return (

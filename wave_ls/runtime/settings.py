@@ -30,6 +30,34 @@ NO_ENDPOINT_HELP = (
     "e.g. http://localhost:11434/v1) and WAVE_MODEL (the model id), plus OPENAI_API_KEY if "
     "the endpoint needs one. To try wave-ls offline, run `wave-ls demo`."
 )
+NO_MODEL_HELP = (
+    "WAVE_MODEL is not set: set it to the id of a model that {url} serves "
+    "(`wave-ls doctor` lists them)."
+)
+
+# The model a session records while none is configured; never sent to an endpoint.
+UNCONFIGURED_MODEL = "unconfigured"
+
+# WAVE_SANDBOX's values; anything else is a typo, and the sandbox is chosen automatically.
+SANDBOX_ENV = "WAVE_SANDBOX"
+SANDBOX_CHOICES = ("landlock", "bubblewrap", "none")
+
+
+@dataclass(frozen=True)
+class SettingNames:
+    """How the adapter's user sets each value, for the messages that tell them to."""
+
+    api_key: str = "OPENAI_API_KEY"
+    model_timeout: str = TIMEOUT_ENV
+    model_retries: str = RETRIES_ENV
+
+
+# The language server's clients can also set them in initializationOptions.
+LSP_SETTING_NAMES = SettingNames(
+    api_key="OPENAI_API_KEY (or the apiKey initialization option)",
+    model_timeout=f"{TIMEOUT_ENV} (or the modelTimeout initialization option)",
+    model_retries=f"{RETRIES_ENV} (or the modelRetries initialization option)",
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +76,7 @@ class RuntimeSettings:
     model_timeout: float = DEFAULT_MODEL_TIMEOUT
     model_retries: int = DEFAULT_MODEL_RETRIES
     problems: tuple[str, ...] = ()
+    names: SettingNames = SettingNames()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> RuntimeSettings:
@@ -60,7 +89,7 @@ class RuntimeSettings:
             fast_model=env.get("WAVE_FAST_MODEL") or None,
             model_timeout=_number_from_env(env, TIMEOUT_ENV, DEFAULT_MODEL_TIMEOUT, problems),
             model_retries=int(_number_from_env(env, RETRIES_ENV, DEFAULT_MODEL_RETRIES, problems)),
-            problems=tuple(problems),
+            problems=(*problems, *sandbox_env_problems(env)),
         )
 
     def override(self, **values: object) -> RuntimeSettings:
@@ -69,9 +98,31 @@ class RuntimeSettings:
 
     def problem(self) -> str | None:
         """What the user must set before a model can be called, or None."""
+        if self.base_url and not self.model:
+            return NO_MODEL_HELP.format(url=self.base_url)
         if not self.model or not (self.base_url or self.api_key):
             return NO_ENDPOINT_HELP
         return None
+
+
+def session_model(*candidates: str | None) -> str:
+    """The model a session runs with: the first candidate given (a client's choice, a
+    saved session's, the configured one) that is not the placeholder a session saved while
+    no model was configured; the placeholder when there is none."""
+    for model in candidates:
+        if model and model != UNCONFIGURED_MODEL:
+            return model
+    return UNCONFIGURED_MODEL
+
+
+def sandbox_env_problems(env: Mapping[str, str]) -> tuple[str, ...]:
+    """A ``WAVE_SANDBOX`` value that names no mechanism: it is ignored (the sandbox is
+    chosen automatically, ``runtime/sandbox``), and the user is told."""
+    value = env.get(SANDBOX_ENV, "").strip().lower()
+    if not value or value in SANDBOX_CHOICES:
+        return ()
+    choices = ", ".join(SANDBOX_CHOICES)
+    return (f"{SANDBOX_ENV}={value!r} is not one of {choices}: chosen automatically",)
 
 
 def check_timeout(value: object) -> float | None:
@@ -131,4 +182,5 @@ def model_client_for(settings: RuntimeSettings) -> ModelClient:
         settings.api_key,
         read_timeout=settings.model_timeout,
         max_retries=settings.model_retries,
+        names=settings.names,
     )

@@ -45,9 +45,12 @@ COMPACT_FAILED_CODE = -32011  # the model could not write the summary
 
 
 def model_client_for(ls: WaveServer) -> ModelClient:
+    import dataclasses
+
+    from wave_ls.runtime.settings import LSP_SETTING_NAMES
     from wave_ls.runtime.settings import model_client_for as client_for
 
-    return client_for(ls.settings)
+    return client_for(dataclasses.replace(ls.settings, names=LSP_SETTING_NAMES))
 
 
 def open_session(
@@ -60,6 +63,7 @@ def open_session(
     messages: list[Message] | None = None,
 ) -> AgentSession:
     """Create (or re-create from its transcript) a session and wire it to the client."""
+    from wave_ls.runtime.settings import session_model
     from wave_ls.session import AgentSession
 
     session_id = session_id or uuid.uuid4().hex
@@ -68,7 +72,7 @@ def open_session(
     session = AgentSession(
         cwd=cwd,
         home=ls.home,
-        model=model or ls.settings.model or "unconfigured",
+        model=session_model(model, ls.settings.model),
         client=model_client_for(ls),
         session_id=session_id,
         permission_mode=permission_mode,

@@ -188,7 +188,9 @@ class Confinement:
 
 def available() -> tuple[str, str]:
     """The mechanism ``confinement`` would use here and a line about it (for doctor)."""
-    forced = os.environ.get("WAVE_SANDBOX", "").strip().lower()
+    forced = _forced()
+    if forced not in ("none", *MECHANISMS):
+        forced = ""  # unset, or a typo: chosen automatically (RuntimeSettings.problems says so)
     abi = abi_version()
     bwrap = bwrap_path()
     if forced == "none":
@@ -197,8 +199,6 @@ def available() -> tuple[str, str]:
         return "landlock", f"Landlock ABI {abi}"
     if bwrap is not None and forced in ("", "bubblewrap"):
         return "bubblewrap", f"bubblewrap at {bwrap}"
-    if forced and forced not in MECHANISMS:
-        return "none", f"WAVE_SANDBOX={forced} is not one of landlock, bubblewrap, none"
     missing = "no Landlock in this kernel" if abi < 1 else "Landlock not chosen"
     return "none", f"{missing}, and no working bwrap"
 
