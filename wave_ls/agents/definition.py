@@ -111,7 +111,7 @@ class AgentDefinition:
         return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Span:
     """A stretch of a file: 1-based lines, 0-based character columns (Python string
     indices into the line), the end exclusive."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,6 +49,9 @@ _TOOL_WORD = re.compile(r"[^\s,()]+(?:\([^)]*\)?)?")
 # YAML 1.2 core schema spellings of the boolean true (strictyaml's own Bool() is laxer).
 YAML_TRUE = frozenset({"true", "True", "TRUE"})
 YAML_FALSE = frozenset({"false", "False", "FALSE"})
+# "did you mean" is looked for the first unknown names of a file only (difflib costs ~0.1 ms
+# a name; a file may list thousands): the others are still reported, without a guess.
+MAX_HINTS = 50
 KNOWN_KEYS = frozenset(
     {
         "name",
@@ -105,6 +109,7 @@ class _Reader:
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     mcp_tools: tuple[str, ...] = ()
+    hints_left: int = MAX_HINTS
 
     def fail(
         self, line: int | None, message: str, span: Span | None = None, code: str | None = None
@@ -206,7 +211,7 @@ class _Reader:
     ) -> None:
         span = names[0][1] if len(names) == 1 else None
         if kind == "unknown":
-            hints = [(tool.written, closest_tool_name(tool.written)) for tool, _ in names]
+            hints = [(tool.written, self.hint(tool.written)) for tool, _ in names]
             if len(hints) == 1:
                 name, close = hints[0]
                 hint = f" (did you mean '{close}'?)" if close else ""
@@ -245,6 +250,13 @@ class _Reader:
             self.warnings.append(
                 Problem(self.path, line, message, "info", span, ProblemCode.MCP_TOOL)
             )
+
+    def hint(self, name: str) -> str | None:
+        """The tool name ``name`` most likely meant, for the first ``MAX_HINTS`` names."""
+        if self.hints_left <= 0:
+            return None
+        self.hints_left -= 1
+        return closest_tool_name(name)
 
     def note(self, line: int, message: str, span: Span | None = None) -> None:
         self.warnings.append(
@@ -314,11 +326,11 @@ class _Reader:
             return ()
         node = entry.node
         items = [node] if node.kind == "scalar" else list(node.items)
-        out: list[str] = []
+        out: dict[str, None] = {}  # in written order, each once
         for item in items:
             for part in re.split(r"[,\s]+", item.text or ""):
-                if part and part not in out:
-                    out.append(part)
+                if part:
+                    out.setdefault(part)
         return tuple(out)
 
     def hooks(self) -> dict[str, Any]:
@@ -544,8 +556,15 @@ def _shape(node: Node) -> str:
 
 def closest_tool_name(name: str) -> str | None:
     """The real tool name someone who wrote ``name`` most likely meant, or None."""
-    for known in ALL_TOOL_NAMES:
-        if known.casefold() == name.casefold():
-            return known
-    close = difflib.get_close_matches(name, ALL_TOOL_NAMES, n=1, cutoff=0.75)
+    return closest_name(name, ALL_TOOL_NAMES)
+
+
+@functools.lru_cache(maxsize=4096)
+def closest_name(word: str, choices: tuple[str, ...]) -> str | None:
+    """The one of ``choices`` someone who wrote ``word`` most likely meant: the same name in
+    another case, else the closest by difflib (ratio 0.75 at least), else None."""
+    for choice in choices:
+        if choice.casefold() == word.casefold():
+            return choice
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
     return close[0] if close else None

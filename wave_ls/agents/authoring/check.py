@@ -9,7 +9,6 @@ that overrides (or is overridden by) another scope's agent.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +18,13 @@ from wave_ls.agents.definition import AgentDefinition, Problem, Span
 from wave_ls.agents.discovery import AgentDir, ParsedFile, dedupe_directory
 from wave_ls.agents.frontmatter import Entry, Frontmatter
 from wave_ls.agents.model_tiers import TIERS, TierMap, resolve_model, tier_env, tier_of
-from wave_ls.agents.parse import KNOWN_KEYS, ParsedAgent, read_agent_text
+from wave_ls.agents.parse import (
+    KNOWN_KEYS,
+    MAX_HINTS,
+    ParsedAgent,
+    closest_name,
+    read_agent_text,
+)
 
 INHERIT = "inherit"
 WORKTREE = "worktree"
@@ -88,10 +93,13 @@ class _Lint:
         self.found.append(problem)
 
     def keys(self) -> None:
+        choices = tuple(sorted(KNOWN_KEYS | FOREIGN_KEYS))
+        hints = MAX_HINTS  # a guess for the first unknown keys only: a file may hold thousands
         for key, entry in self.entries.items():
             if key in KNOWN_KEYS or key in FOREIGN_KEYS:
                 continue
-            close = _closest(key, sorted(KNOWN_KEYS | FOREIGN_KEYS))
+            close = closest_name(key, choices) if hints > 0 else None
+            hints -= 1
             hint = f" (did you mean '{close}'?)" if close else ""
             span = entry.key_span
             self.add(
@@ -298,8 +306,4 @@ def _value_span(front: Frontmatter | None, entry: Entry) -> Span | None:
 
 
 def _closest(word: str, choices: Sequence[str]) -> str | None:
-    for choice in choices:
-        if choice.casefold() == word.casefold():
-            return choice
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.75)
-    return close[0] if close else None
+    return closest_name(word, tuple(choices))
