@@ -21,23 +21,12 @@ from __future__ import annotations
 
 import logging
 import re
-import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
-from acp.helpers import text_block, tool_content
-from acp.schema import (
-    PermissionOption,
-    PermissionOptionKind,
-    RequestPermissionResponse,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallUpdate,
-)
-
+from wave_ls.acp import question
 from wave_ls.acp.outbox import Outbox
-from wave_ls.acp.tool_calls import Content
 
 if TYPE_CHECKING:
     from wave_ls.mcp.config import ServerSpec
@@ -45,12 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-START: Final = "allow_always"
-DONT_START: Final = "reject_always"
 
 MCP_STATUS = "wave/mcp/status"  # ``_wave/mcp/status`` on the wire (the SDK adds the ``_``)
-
-Request = Callable[..., Awaitable[RequestPermissionResponse]]
 
 
 def wants_mcp_status(client_capabilities: Any) -> bool:
@@ -149,67 +134,30 @@ def question_text(server: Server, folder: Path) -> str:
     )
 
 
-def approval_options() -> list[PermissionOption]:
-    kinds: tuple[PermissionOptionKind, ...] = (START, DONT_START)
-    names = ("Start it", "Don't start it")
-    return [
-        PermissionOption(option_id=k, name=n, kind=k) for k, n in zip(kinds, names, strict=True)
-    ]
-
-
 class ApprovalAsker:
     """Asks one ACP client whether to start a project's MCP server, as a tool call."""
 
-    def __init__(self, request: Request, outbox: Outbox) -> None:
+    def __init__(self, request: question.Request, outbox: Outbox) -> None:
         self.request = request  # the connection's request_permission
         self.outbox = outbox
 
     async def ask(self, session_id: str, server: Server, folder: Path) -> bool | None:
         """True (start it), False (don't), None (cancelled or the client failed)."""
-        call_id = f"mcp-approval-{uuid.uuid4().hex[:12]}"
-        title = f"Start MCP server {one_line(server.spec.name, 60)}?"
-        body: list[Content] = [tool_content(text_block(question_text(server, folder)))]
-        self.outbox.put(
+        return await question.ask(
+            self.request,
+            self.outbox,
             session_id,
-            ToolCallStart(
-                session_update="tool_call",
-                tool_call_id=call_id,
-                title=title,
-                kind="other",
-                status="pending",
-                content=body,
+            question.Question(
+                topic="mcp-approval",
+                title=f"Start MCP server {one_line(server.spec.name, 60)}?",
+                text=question_text(server, folder),
+                choices=("Start it", "Don't start it"),
+                results=("Approved", "Not started"),
                 raw_input={
                     "server": server.spec.name,
                     "transport": server.spec.transport,
                     "source": str(server.spec.source),
                 },
+                output_key="approved",
             ),
         )
-        await self.outbox.drain()  # the tool call first, then the question on it
-        try:
-            response = await self.request(
-                session_id=session_id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=call_id, title=title, kind="other", status="pending"
-                ),
-                options=approval_options(),
-            )
-        except Exception as exc:  # a client error must not kill the turn
-            log.warning("session/request_permission (MCP approval) failed: %s", exc)
-            answer = None
-        else:
-            outcome = response.outcome
-            chosen = outcome.option_id if outcome.outcome == "selected" else None
-            answer = {START: True, DONT_START: False}.get(chosen) if chosen else None
-        result = {True: "Approved", False: "Not started", None: "Not answered"}[answer]
-        self.outbox.put(
-            session_id,
-            ToolCallProgress(
-                session_update="tool_call_update",
-                tool_call_id=call_id,
-                status="completed" if answer is not None else "failed",
-                content=[*body, tool_content(text_block(result))],
-                raw_output={"approved": answer},
-            ),
-        )
-        return answer

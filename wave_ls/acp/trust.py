@@ -13,32 +13,21 @@ offers the command ``/trust``, which asks again (also after "Don't trust") witho
 from __future__ import annotations
 
 import logging
-import uuid
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
-from acp.helpers import text_block, tool_content
 from acp.schema import (
     AvailableCommand,
-    PermissionOption,
-    PermissionOptionKind,
-    RequestPermissionResponse,
-    ToolCallProgress,
-    ToolCallStart,
-    ToolCallUpdate,
 )
 
+from wave_ls.acp import question
 from wave_ls.acp.outbox import Outbox
-from wave_ls.acp.tool_calls import Content
 
 if TYPE_CHECKING:
     from wave_ls.runtime.trust import TrustStatus
 
 log = logging.getLogger(__name__)
 
-TRUST: Final = "allow_always"
-DONT_TRUST: Final = "reject_always"
 LIFTED_BY = (
     "What the folder's own files say for the model (agent files, memory, rules) still loads."
 )
@@ -50,8 +39,6 @@ TRUST_COMMAND = AvailableCommand(
         "permission rules and MCP servers apply only once it is trusted"
     ),
 )
-
-Request = Callable[..., Awaitable[RequestPermissionResponse]]
 
 
 def is_trust_command(text: str, subagents: frozenset[str]) -> bool:
@@ -114,64 +101,29 @@ def decided_text(status: TrustStatus) -> str:
     return notice_text(status)
 
 
-def trust_options() -> list[PermissionOption]:
-    kinds: tuple[PermissionOptionKind, ...] = (TRUST, DONT_TRUST)
-    names = ("Trust this folder", "Don't trust")
-    return [
-        PermissionOption(option_id=k, name=n, kind=k) for k, n in zip(kinds, names, strict=True)
-    ]
-
-
 class TrustAsker:
     """Asks one ACP client whether to trust a folder, as a tool call of the session."""
 
-    def __init__(self, request: Request, outbox: Outbox) -> None:
+    def __init__(self, request: question.Request, outbox: Outbox) -> None:
         self.request = request  # the connection's request_permission
         self.outbox = outbox
 
     async def ask(self, session_id: str, status: TrustStatus) -> bool | None:
         """True (trust), False (don't), None (cancelled or the client failed)."""
-        call_id = f"trust-{uuid.uuid4().hex[:12]}"
-        title = f"Trust {status.root}?"
-        body: list[Content] = [tool_content(text_block(question_text(status)))]
-        held = [item.kind for item in status.held_back]
-        self.outbox.put(
+        return await question.ask(
+            self.request,
+            self.outbox,
             session_id,
-            ToolCallStart(
-                session_update="tool_call",
-                tool_call_id=call_id,
-                title=title,
-                kind="other",
-                status="pending",
-                content=body,
-                raw_input={"root": str(status.root), "heldBack": held},
+            question.Question(
+                topic="trust",
+                title=f"Trust {status.root}?",
+                text=question_text(status),
+                choices=("Trust this folder", "Don't trust"),
+                results=("Trusted", "Not trusted"),
+                raw_input={
+                    "root": str(status.root),
+                    "heldBack": [item.kind for item in status.held_back],
+                },
+                output_key="trusted",
             ),
         )
-        await self.outbox.drain()  # the tool call first, then the question on it
-        try:
-            response = await self.request(
-                session_id=session_id,
-                tool_call=ToolCallUpdate(
-                    tool_call_id=call_id, title=title, kind="other", status="pending"
-                ),
-                options=trust_options(),
-            )
-        except Exception as exc:  # a client error must not kill the turn
-            log.warning("session/request_permission (trust) failed: %s", exc)
-            answer = None
-        else:
-            outcome = response.outcome
-            chosen = outcome.option_id if outcome.outcome == "selected" else None
-            answer = {TRUST: True, DONT_TRUST: False}.get(chosen) if chosen else None
-        result = {True: "Trusted", False: "Not trusted", None: "Not answered"}[answer]
-        self.outbox.put(
-            session_id,
-            ToolCallProgress(
-                session_update="tool_call_update",
-                tool_call_id=call_id,
-                status="completed" if answer is not None else "failed",
-                content=[*body, tool_content(text_block(result))],
-                raw_output={"trusted": answer},
-            ),
-        )
-        return answer

@@ -24,8 +24,10 @@ class NotRegularFile(OSError):
 class FileTooLarge(OSError):
     """The file is over the reader's limit; ``size`` is how big it is."""
 
-    def __init__(self, path: Path | str, size: int, limit: int) -> None:
-        super().__init__(errno.EFBIG, f"{size:,} bytes, over the limit of {limit:,}", str(path))
+    def __init__(self, path: Path | str | os.PathLike[str], size: int, limit: int) -> None:
+        super().__init__(
+            errno.EFBIG, f"{size:,} bytes, over the limit of {limit:,}", os.fspath(path)
+        )
         self.size = size
         self.limit = limit
 
