@@ -139,3 +139,82 @@ async def test_three_committed_64_kb_agent_files_list_at_once_over_lsp(
         assert {"big-0", "big-1", "big-2"} <= names
         completion = await client.request("wave/chatInput/completion", {"text": "@big-"})
         assert {item["label"] for item in completion["items"]} >= {"big-0", "big-1", "big-2"}
+
+
+# Lines that make the reader cut its parts in odd places: values carried over to a line at
+# column 0 (quotes, flow lists), block lists at column 0, comments, errors.
+TRICKY = [
+    "k{n}: v{n}",
+    'k{n}: "dq"',
+    "k{n}: 'sq'",
+    'k{n}: "open',
+    "k{n}: 'open",
+    'close: x"',
+    "close: y'",
+    "k{n}: [a,",
+    "b: c]",
+    "k{n}: {a: 1}",
+    "k{n}:",
+    "- item",
+    "  - item",
+    "  sub: 1",
+    "  more text",
+    "k{n}: |",
+    "  block",
+    "# comment",
+    "",
+    "k{n}: a:b",
+    "k{n}: 1e3",
+    "k{n}: ~",
+    "k{n}: C#",
+    "k{n}: x,",
+    '"k{n}": quoted key',
+    "k{n}: -x",
+]
+
+
+def as_read(value: Any) -> Any:
+    """What an entry's node keeps of a value of strictyaml's data: a list's scalar items
+    (its lists and mappings only as such)."""
+    if isinstance(value, list):
+        return [item if isinstance(item, str) else type(item).__name__ for item in value]
+    return value
+
+
+def node_value(entry: Any) -> Any:
+    node = entry.node
+    if node.kind == "scalar":
+        return node.text
+    if node.kind == "mapping":
+        return node.data
+    kinds = {"mapping": "dict", "sequence": "list"}
+    return [item.text if item.kind == "scalar" else kinds[item.kind] for item in node.items]
+
+
+def test_reading_in_parts_gives_what_the_whole_document_says() -> None:
+    import random
+
+    import strictyaml
+
+    from wave_ls.agents.frontmatter import read_mapping, split_frontmatter
+
+    rng = random.Random(25)
+    compared = 0
+    for _ in range(1500):
+        lines = [
+            rng.choice(TRICKY).replace("{n}", str(i)) if rng.random() < 0.6 else f"k{i}: v{i}"
+            for i in range(rng.randint(1, 40))
+        ]
+        yaml = "\n".join(lines) + "\n"
+        try:
+            whole = strictyaml.dirty_load(yaml, allow_flow_style=True).data
+        except Exception:
+            continue  # an error, or the lenient second reading: the corpus test covers those
+        if not isinstance(whole, dict):
+            continue
+        entries = read_mapping(split_frontmatter(f"---\n{yaml}---\n"))
+        read = {entry.key: node_value(entry) for entry in entries}
+        assert read == {key: as_read(value) for key, value in whole.items()}, yaml
+        assert [entry.key for entry in entries] == list(whole), yaml
+        compared += 1
+    assert compared > 200
