@@ -23,12 +23,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from wave_ls.cli.interrupt import EXIT_INTERRUPTED, Interrupted, run_interruptible
+    from wave_ls.cli.terminal import read_answer
     from wave_ls.demo.run import Children, console_for, run_demo
 
     children = Children()
     try:
         return run_interruptible(
-            run_demo(console_for(), live=args.live, children=children),
+            run_demo(console_for(), live=args.live, children=children, ask=read_answer),
             notice="wave-ls demo: interrupted: stopping (Ctrl-C again to quit at once)",
             force=children.kill,
         )

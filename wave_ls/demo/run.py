@@ -23,7 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +45,8 @@ from wave_ls.demo.script import (
 from wave_ls.server.agent_progress import progress_title
 from wave_ls.server.protocol import WaveProtocol
 
+# Asks the person at the terminal one question; the answer, lower-cased (cli/terminal.py).
+Ask = Callable[[str], Awaitable[str]]
 MESSAGES = (FIX_MESSAGE, EXPLORE_MESSAGE, ISOLATED_MESSAGE, BACKGROUND_MESSAGE)
 OFFLINE_MODEL = "wave-offline-demo"
 # The model configuration of the user's environment, which the offline demo leaves out.
@@ -64,10 +66,11 @@ class DelegationView:
 class DemoClient(LanguageClient):
     """An LSP client that renders what the server reports."""
 
-    def __init__(self, console: Console, *, live: bool) -> None:
+    def __init__(self, console: Console, *, live: bool, ask: Ask | None = None) -> None:
         super().__init__("wave-demo", "1", protocol_cls=WaveProtocol)
         self.console = console
         self.live = live
+        self.ask = ask
         self.streaming = False
         self.tool_calls = 0
         self.delegations: list[str] = []
@@ -97,12 +100,10 @@ class DemoClient(LanguageClient):
         if not self.live:  # the demo's own script, in its throwaway repository
             self.console.print(f"  [yellow]? allow {escape(summary)}[/] → yes (the demo approves)")
             return {"allowed": True}
-        from wave_ls.cli.terminal import read_answer
-
-        if not sys.stdin.isatty():
+        if self.ask is None or not sys.stdin.isatty():
             self.console.print(f"  [yellow]? allow {escape(summary)}[/] → no (no terminal to ask)")
             return {"allowed": False, "message": "No terminal to ask the user: denied."}
-        answer = await read_answer(f"  ? allow {summary} [y/N] ")
+        answer = await self.ask(f"  ? allow {summary} [y/N] ")
         if answer in ("y", "yes"):
             return {"allowed": True}
         return {"allowed": False, "message": f"The user denied permission to {summary}."}
@@ -287,8 +288,13 @@ def console_for(stream: Any = None) -> Console:
 
 
 async def run_demo(
-    console: Console, *, live: bool = False, children: Children | None = None
+    console: Console,
+    *,
+    live: bool = False,
+    children: Children | None = None,
+    ask: Ask | None = None,
 ) -> int:
+    """The demo; with ``live``, on the configured endpoint, asking ``ask`` at each prompt."""
     from wave_ls.runtime.settings import RuntimeSettings
 
     children = children or Children()
@@ -310,7 +316,7 @@ async def run_demo(
         make_project(project)
         env = dict(os.environ if live else offline_env(os.environ), HOME=str(home))
         fake = None
-        client = DemoClient(console, live=live)
+        client = DemoClient(console, live=live, ask=ask)
         stderr: list[str] = []
         stderr_task: asyncio.Task[None] | None = None
         try:
