@@ -195,10 +195,34 @@ describe('MCP servers (issue 26)', () => {
     const after = run(
       [
         up({ kind: 'mcpStatus', name: 'srv', scope: 'project', transport: 'stdio', status: 'connected', tools: ['mcp__srv__echo'] }),
-        { type: 'update', update: { sessionId: S, kind: 'contextUsage', tokens: 1, windowTokens: 2 } as unknown as SessionUpdate },
+        { type: 'update', update: { sessionId: S, kind: 'someFutureKind', tokens: 1 } as unknown as SessionUpdate },
       ],
       before,
     );
     assert.deepEqual(after, before);
+  });
+});
+
+describe('context window (issue 27)', () => {
+  test('compacted shows one line, live and from a loaded history (not the summary text)', () => {
+    let s = run([up({ kind: 'userMessage', message: { role: 'user', content: 'hi' } }), up({ kind: 'compacted', tokensBefore: 12345, tokensAfter: 2100 })]);
+    assert.deepEqual(summary(s), ['user:hi', 'notice:conversation compacted (12,345 -> 2,100 tokens)']);
+    s = run([
+      {
+        type: 'history',
+        messages: [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+          { role: 'user', content: 'This session was compacted ... SUMMARY', meta: { kind: 'compacted', kept: 2, tokensBefore: 900, tokensAfter: 300, reason: 'manual' } },
+        ],
+      },
+    ]);
+    assert.deepEqual(summary(s), ['user:hi', 'assistant:hello', 'notice:conversation compacted (900 -> 300 tokens)']);
+  });
+
+  test('contextUsage keeps the latest figures for the header', () => {
+    const s = run([up({ kind: 'contextUsage', tokens: 1000, windowTokens: 8192 }), up({ kind: 'contextUsage', tokens: 4096, windowTokens: 8192 })]);
+    assert.deepEqual(s.context, { tokens: 4096, windowTokens: 8192 });
+    assert.equal(s.items.length, 0);
   });
 });

@@ -10,8 +10,10 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import type { HostMessage, ServerState, SessionEntry, Snapshot, ViewMessage } from '../shared/messages';
 import { initialChat, reduce, runningSubagents, type ChatAction, type ChatState } from '../shared/reducer';
+import { compactErrorText, parseSlashCommand } from '../shared/slashCommands';
 import type { Segment } from '../shared/tags';
 import type {
+  CompactResult,
   CompletionList,
   PermissionAnswer,
   PermissionMode,
@@ -397,6 +399,8 @@ export class ChatController implements vscode.Disposable {
 
   private async send(text: string): Promise<void> {
     if (!text.trim()) return;
+    const command = parseSlashCommand(text);
+    if (command) return this.compact(command.instructions);
     let id = this.active;
     try {
       if (!id) {
@@ -439,6 +443,26 @@ export class ChatController implements vscode.Disposable {
       if (chat.sending === cancel) chat.sending = undefined;
       cancel.dispose();
       void this.refreshSessions();
+    }
+  }
+
+  /** `/compact [instructions]`: summarizes the active chat's history now. An error (a turn is
+   * running, the model failed) is a line in the chat; success shows the `compacted` update. */
+  private async compact(instructions?: string): Promise<void> {
+    const id = this.active;
+    const chat = id ? this.chats.get(id) : undefined;
+    if (!id || !chat) {
+      void vscode.window.showInformationMessage('Wave: nothing to compact yet; /compact works in a chat that has a conversation.');
+      return;
+    }
+    delete this.drafts[id];
+    void this.context.workspaceState.update(DRAFTS_KEY, this.drafts);
+    try {
+      const params = instructions ? { sessionId: id, instructions } : { sessionId: id };
+      const result = await this.server.request<CompactResult>('wave/session/compact', params);
+      if (!result.compacted) this.dispatch(id, { type: 'notice', text: 'Nothing to compact yet.', tone: 'info' });
+    } catch (e) {
+      this.dispatch(id, { type: 'notice', text: compactErrorText(errorText(e)), tone: 'error' });
     }
   }
 

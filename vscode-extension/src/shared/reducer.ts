@@ -67,6 +67,8 @@ export interface ChatState {
   /** Our `wave/chat/send` is in flight: Stop can cancel it. */
   sending: boolean;
   usage?: { total: Usage; last: Usage };
+  /** How full the model's window is (`contextUsage`, after each round). */
+  context?: { tokens: number; windowTokens: number };
   tasks: TaskInfo[];
   permissionMode: PermissionMode;
   model: string;
@@ -197,6 +199,12 @@ function applyUpdate(state: ChatState, u: SessionUpdate): ChatState {
       return applyTrust(state, u);
     case 'mcpStatus': // the MCP Servers view shows it
       return state;
+    case 'compacted':
+      return addNotice(state, compactedText(u.tokensBefore, u.tokensAfter), 'info');
+    case 'contextUsage':
+      return Number.isFinite(u.tokens) && Number.isFinite(u.windowTokens)
+        ? { ...state, context: { tokens: u.tokens, windowTokens: u.windowTokens } }
+        : state;
     default: // a kind a newer server sends: the chat stays as it is
       return state;
   }
@@ -286,8 +294,16 @@ function firstLine(text: string): string {
   return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }
 
+/** The one line a compaction leaves in the chat (live and in a loaded history). */
+export function compactedText(before: number, after: number): string {
+  const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x.toLocaleString('en-US') : '?');
+  return `conversation compacted (${n(before)} -> ${n(after)} tokens)`;
+}
+
 function userItem(m: WireMessage): UserItem | NoticeItem | null {
   const meta = m.meta ?? {};
+  // Its text is the summary written for the model: the user sees one line.
+  if (meta.kind === 'compacted') return { kind: 'notice', key: '', text: compactedText(meta.tokensBefore as number, meta.tokensAfter as number), tone: 'info' };
   if (meta.taskNotification) {
     const status = typeof meta.status === 'string' ? meta.status : 'ended';
     return { kind: 'notice', key: '', text: `Background task ${String(meta.taskNotification)} ${status}.`, tone: 'task' };

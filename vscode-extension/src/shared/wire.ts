@@ -105,7 +105,16 @@ export type SessionUpdate =
   | { sessionId: string; kind: 'turnEnded'; status: string; text: string; error?: string | null }
   | { sessionId: string; kind: 'task'; task: TaskInfo }
   | ({ sessionId: string; kind: 'workspaceTrust' } & WorkspaceTrust)
-  | ({ sessionId: string; kind: 'mcpStatus' } & McpServerInfo);
+  | ({ sessionId: string; kind: 'mcpStatus' } & McpServerInfo)
+  | { sessionId: string; kind: 'compacted'; tokensBefore: number; tokensAfter: number }
+  | { sessionId: string; kind: 'contextUsage'; tokens: number; windowTokens: number };
+
+/** The answer of `wave/session/compact`. */
+export interface CompactResult {
+  compacted: boolean;
+  tokensBefore: number;
+  tokensAfter: number;
+}
 
 /** One MCP server of a folder: an item of `wave/mcp/list`, and an `mcpStatus` update. */
 export interface McpServerInfo {

@@ -8,7 +8,7 @@ import { parseTags, tagLabel, type Segment } from '../shared/tags';
 import { PERMISSION_MODES, type PermissionMode, type TaskInfo } from '../shared/wire';
 import { Icon, Spinner } from './icons';
 import { InputBox, type InputHandle } from './InputBox';
-import { formatTokens } from './toolSummary';
+import { contextLabel, contextTitle, formatTokens } from './toolSummary';
 import { Transcript } from './Transcript';
 import { metrics, post } from './vscodeApi';
 
@@ -203,6 +203,11 @@ export function App(): JSX.Element {
               </option>
             ))}
           </select>
+          {chat?.context ? (
+            <span class="context" title={contextTitle(chat.context)}>
+              {contextLabel(chat.context)}
+            </span>
+          ) : null}
           <span class="usage" title={chat?.usage ? `${chat.usage.total.prompt_tokens} prompt + ${chat.usage.total.completion_tokens} completion tokens` : 'No tokens used yet'}>
             {chat?.usage ? `${formatTokens(chat.usage.total.total_tokens)} tokens` : ''}
           </span>

@@ -77,3 +77,16 @@ export function formatDuration(ms: number | undefined): string {
   const s = ms / 1000;
   return s < 60 ? `${s.toFixed(1)}s` : `${Math.floor(s / 60)}m ${Math.round(s % 60)}s`;
 }
+
+/** The context in use, for the chat header: "ctx 12.3k/32k · 38%". */
+export function contextLabel(c: { tokens: number; windowTokens: number }): string {
+  return `ctx ${formatTokens(c.tokens)}/${formatTokens(c.windowTokens)} · ${contextPercent(c)}%`;
+}
+
+export function contextTitle(c: { tokens: number; windowTokens: number }): string {
+  return `Context in use: ${c.tokens.toLocaleString('en-US')} of ${c.windowTokens.toLocaleString('en-US')} tokens (${contextPercent(c)}% of the model's window). /compact summarizes the conversation.`;
+}
+
+function contextPercent(c: { tokens: number; windowTokens: number }): number {
+  return c.windowTokens > 0 ? Math.round((100 * c.tokens) / c.windowTokens) : 0;
+}
