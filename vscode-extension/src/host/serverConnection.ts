@@ -23,6 +23,7 @@ import type { ServerState } from '../shared/messages';
 import type { PermissionAnswer, PermissionRequestParams, ProgressValue, SessionUpdate } from '../shared/wire';
 import { AGENT_PROGRESS_PREFIX } from '../shared/wire';
 import { initializationOptions, readSettings } from './config';
+import { ensureBundledServer, findBundledWheel, readyBundledServer } from './bundledServer';
 import { discoverServer } from './serverDiscovery';
 import { syncTrust } from './trustSync';
 
@@ -64,6 +65,8 @@ export class ServerConnection implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
   private stopping = false;
+  /** Why the bundled server could not be set up (shown with "not found"). */
+  private bundledError: string | undefined;
   private crashes: number[] = [];
   private generation = 0;
   private stateValue: ServerState = { state: 'starting' };
@@ -142,16 +145,27 @@ export class ServerConnection implements vscode.Disposable {
       platform: process.platform,
       isExecutable,
     });
-    if (!found.found) {
-      this.setState({ state: 'missing', message: found.reason });
-      this.log.appendLine(`[wave] ${found.reason}`);
-      void this.explainMissing(found.reason);
-      return undefined;
+    let command: string;
+    let source: string;
+    if (found.found) {
+      command = found.command;
+      source = found.source;
+    } else {
+      const bundled = settings.serverPath ? undefined : await this.bundled();
+      if (!bundled) {
+        const reason = this.bundledError ? `${found.reason} The bundled server could not be set up: ${this.bundledError}` : found.reason;
+        this.setState({ state: 'missing', message: reason });
+        this.log.appendLine(`[wave] ${reason}`);
+        void this.explainMissing(reason);
+        return undefined;
+      }
+      command = bundled;
+      source = 'bundled';
     }
     this.setState({ state: 'starting' });
-    this.log.appendLine(`[wave] starting ${found.command} (${found.source}) ${settings.serverArgs.join(' ')}`);
+    this.log.appendLine(`[wave] starting ${command} (${source}) ${settings.serverArgs.join(' ')}`);
     const serverOptions: ServerOptions = {
-      command: found.command,
+      command,
       args: settings.serverArgs,
       transport: TransportKind.stdio,
       options: { cwd: folders[0], env: process.env },
@@ -252,9 +266,38 @@ export class ServerConnection implements vscode.Disposable {
     if (pick === 'Show Server Log') this.log.show(true);
   }
 
+  /** The bundled wave-ls, set up on first use (a progress notification); undefined when the
+   * .vsix carries no wheel or the set-up failed (`bundledError` says why). */
+  private async bundled(): Promise<string | undefined> {
+    this.bundledError = undefined;
+    const wheel = findBundledWheel(this.context.extensionPath);
+    if (!wheel) return undefined;
+    const storage = this.context.globalStorageUri.fsPath;
+    const log = (line: string) => this.log.appendLine(`[wave setup] ${line}`);
+    try {
+      const ready = readyBundledServer(storage, wheel);
+      if (ready) return ready;
+    } catch (e) {
+      log(`the bundled wheel cannot be read: ${String(e)}`);
+    }
+    this.log.appendLine(`[wave] no wave-ls was found: setting up the bundled wave-ls ${wheel.version} in ${storage}`);
+    return vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: `Wave: setting up wave-ls ${wheel.version}`, cancellable: false },
+      async (progress) => {
+        try {
+          return await ensureBundledServer(storage, wheel, (step) => progress.report({ message: step }), log);
+        } catch (e) {
+          this.bundledError = e instanceof Error ? e.message : String(e);
+          log(this.bundledError);
+          return undefined;
+        }
+      },
+    );
+  }
+
   private async explainMissing(reason: string): Promise<void> {
     const pick = await vscode.window.showErrorMessage(
-      `${reason} Install it with "pip install wave-ls" (or into the project's .venv), or set wave.server.path.`,
+      `${reason} Install it from a clone with "python3 -m pip install -e /path/to/wave-ls" (Python 3.11 or newer), or set wave.server.path.`,
       'How to Install',
       'Open Settings',
     );
