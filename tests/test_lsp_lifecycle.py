@@ -238,3 +238,19 @@ async def test_the_end_of_stdin_ends_the_server_while_a_request_is_stuck(
         for pid in started.read_text().split() if started.exists() else []:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(pid), signal.SIGKILL)
+
+
+async def test_a_server_told_not_to_watch_the_editor_keeps_serving(home: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    server = await RawServer.start(home, WAVE_WATCH_PROCESS_ID="0")  # in a container, say
+    try:
+        await initialize_for(server, gone.pid)
+        listed = await server.request(1, "wave/agents/list", {})
+        assert listed["result"]["agents"]
+        server.send({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})
+        assert "error" not in await server.response(2)
+        server.send({"jsonrpc": "2.0", "method": "exit"})
+        assert await server.wait() == 0  # not 1, as after the editor's end
+    finally:
+        await server.close()

@@ -23,10 +23,10 @@ from pygls.uris import to_fs_path
 
 from wave_ls import __version__
 from wave_ls.chat_input.query import ENCODINGS, Encoding
+from wave_ls.runtime.lifetime import exit_soon, watch_process
 from wave_ls.runtime.settings import RuntimeSettings
 from wave_ls.server.agent_progress import AgentProgress
 from wave_ls.server.framing import StreamReaderAdapter, ThreadedReader, read_messages
-from wave_ls.runtime.lifetime import exit_soon, watch_process
 from wave_ls.server.options import InitializationOptions, parse_initialization_options
 from wave_ls.server.protocol import WaveProtocol
 from wave_ls.server.session_registry import SessionRegistry
@@ -183,6 +183,7 @@ class WaveServer(LanguageServer):
 # Tuning knobs (docs/chat-input.md): how often agent files are swept when nobody reports a
 # change, and how many files (shallow first) every stage of `@` file search covers.
 SWEEP_ENV = "WAVE_AGENT_SWEEP_SECONDS"
+WATCH_EDITOR_ENV = "WAVE_WATCH_PROCESS_ID"  # "0": do not end with initialize's processId
 SWEEP_SECONDS = 0.5
 MAX_FILES_ENV = "WAVE_COMPLETION_MAX_FILES"
 
@@ -259,7 +260,10 @@ def create_server() -> WaveServer:
             ls.root = Path(params.root_path)
         for problem in problems:
             ls.show_warning(problem)
-        if params.process_id is not None and params.process_id > 0:
+        # Off for a server in another PID namespace than its editor (a container): there
+        # the editor's pid names no process, or another one.
+        watch = os.environ.get(WATCH_EDITOR_ENV, "1").strip() != "0"
+        if watch and params.process_id is not None and params.process_id > 0:
             ls.watch_editor(params.process_id)
 
     @server.feature(types.EXIT)
