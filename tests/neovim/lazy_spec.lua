@@ -10,7 +10,9 @@ vim.opt.rtp:append(plugin)
 vim.cmd("runtime! plugin/wave.lua")
 H.eq(2, vim.fn.exists(":WaveChat"), "the commands are defined")
 
-for _, tag in ipairs({ "wave", "wave-setup", "wave-statusline", ":WaveChat", "wave-health" }) do
+local tags =
+  { "wave", "wave-setup", "wave-statusline", "wave.statusline()", "wave-compact", ":WaveChat" }
+for _, tag in ipairs(tags) do
   local ok, err = pcall(vim.cmd, "help " .. tag)
   H.truthy(ok, "help " .. tag .. ": " .. tostring(err))
   H.eq("wave.txt", vim.fn.expand("%:t"), "help " .. tag)

@@ -23,6 +23,7 @@ local REQUEST_CANCELLED = -32800
 ---@field request_id integer? the running `wave/chat/send`
 ---@field turn_running boolean a turn runs (ours or one the server started by itself)
 ---@field trust_update table? the session's last `workspaceTrust` (shown again after a reload)
+---@field context {tokens: integer, window: integer}? the last `contextUsage` of the session
 local Chat = {}
 Chat.__index = Chat
 
@@ -371,6 +372,12 @@ function Chat:submit()
   if text == "" then
     return
   end
+  local instructions = text == "/compact" and "" or text:match("^/compact%s+(.*)$")
+  if instructions then -- also during a turn: the server says why it cannot
+    vim.api.nvim_buf_set_lines(self.input_buf, 0, -1, false, { "" })
+    self:compact(vim.trim(instructions))
+    return
+  end
   if self.request_id then
     notify("still answering the previous message (:WaveStop to stop it)", vim.log.levels.WARN)
     return
@@ -419,6 +426,26 @@ function Chat:send(text, on_refused)
   end)
 end
 
+--- `/compact [instructions]`: `wave/session/compact`; the `compacted` update writes the
+--- line, an error (a running turn, a failed summary) is written as one.
+---@param instructions string? what the summary must keep
+function Chat:compact(instructions)
+  self:with_session(function(c)
+    local params = { sessionId = self.session_id }
+    if instructions and instructions ~= "" then
+      params.instructions = instructions
+    end
+    notify("compacting the conversation…")
+    client.request(c, "wave/session/compact", params, function(result, err)
+      if err then
+        self.transcript:notice("Error: " .. err.message, "WaveError")
+      elseif result and not result.compacted then
+        self.transcript:notice("Nothing to compact yet.")
+      end
+    end)
+  end)
+end
+
 --- Cancel the running turn (`$/cancelRequest` on its `wave/chat/send`).
 function Chat:stop()
   local c = self.client_id and vim.lsp.get_client_by_id(self.client_id)
@@ -445,6 +472,9 @@ function Chat:on_update(update)
     self:refresh_winbar()
   elseif update.kind == "workspaceTrust" then
     self.trust_update = update
+  elseif update.kind == "contextUsage" then
+    self.context = { tokens = update.tokens, window = update.windowTokens }
+    vim.cmd.redrawstatus({ bang = true })
   elseif update.kind == "userMessage" or update.kind == "assistantDelta" then
     if not self.turn_running then
       self.turn_running = true
@@ -504,7 +534,7 @@ function Chat:new_session()
     return false
   end
   self.session_id, self.resume_id, self.turn_running, self.tokens = nil, nil, false, nil
-  self.trust_update = nil
+  self.trust_update, self.context = nil, nil
   self.transcript:reset()
   self:refresh_winbar()
   return true

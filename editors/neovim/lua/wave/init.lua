@@ -92,6 +92,20 @@ function M.worktrees()
   require("wave.worktrees").pick(M.chat().root)
 end
 
+--- A statusline component: the context window in use by the current project's chat
+--- (`ctx 12.3k/32k 38%`, from its session's last `contextUsage`), "" before there is one.
+---@return string
+function M.statusline()
+  local ok, chat = pcall(function()
+    return require("wave.chat").current(false)
+  end)
+  local context = ok and chat and chat.context
+  if not context or type(context.tokens) ~= "number" or type(context.window) ~= "number" then
+    return ""
+  end
+  return require("wave.render").context_usage(context.tokens, context.window)
+end
+
 --- The project root of the current buffer: its chat's, else the nearest marker's.
 function M.project_root()
   local buf = vim.api.nvim_get_current_buf()

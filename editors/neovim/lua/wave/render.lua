@@ -202,6 +202,25 @@ function M.thousands(n)
   return (out:gsub("^,", ""))
 end
 
+--- `950`, `12.3k`, `32k`, `128k`: a token count in a few characters.
+---@param n number
+function M.short_count(n)
+  if n < 1000 then
+    return tostring(math.floor(n))
+  end
+  local k = n / 1000
+  local text = k >= 100 and ("%d"):format(math.floor(k + 0.5)) or ("%.1f"):format(k)
+  return (text:gsub("%.0$", "")) .. "k"
+end
+
+--- `ctx 12.3k/32k 38%`: how full the model's context window is.
+---@param tokens number
+---@param window number
+function M.context_usage(tokens, window)
+  local percent = window > 0 and math.floor(tokens * 100 / window + 0.5) or 0
+  return ("ctx %s/%s %d%%"):format(M.short_count(tokens), M.short_count(window), percent)
+end
+
 --- `3 min ago` for an epoch-milliseconds time.
 ---@param ms number
 ---@param now_ms number?

@@ -132,7 +132,10 @@ end
 
 function Transcript:_user_message(message)
   local meta = message.meta or {}
-  if meta.taskNotification then
+  if meta.kind == "compacted" then -- the summary's message: one line, not the summary
+    self:_compacted(meta.tokensBefore, meta.tokensAfter)
+    return
+  elseif meta.taskNotification then
     local status = meta.status or "ended"
     self:notice(("Background task %s %s"):format(meta.taskNotification, status))
   elseif meta.reminder or meta.isMeta then
@@ -238,6 +241,16 @@ function Transcript:_tool_block(block)
   end
 end
 
+--- "conversation compacted (N -> M tokens)": live (`compacted` update) or reloaded (a
+--- message of kind compacted).
+function Transcript:_compacted(before, after)
+  local function count(n)
+    return type(n) == "number" and render.thousands(n) or "?"
+  end
+  self.streaming = nil
+  self:notice(("conversation compacted (%s -> %s tokens)"):format(count(before), count(after)))
+end
+
 --- The one notice saying what the folder's trust holds back (updated in place).
 function Transcript:_workspace_trust(update)
   local text = require("wave.trust").notice_text(update)
@@ -277,6 +290,8 @@ function Transcript:on_update(update)
     self:_turn_ended(update)
   elseif kind == "workspaceTrust" then
     self:_workspace_trust(update)
+  elseif kind == "compacted" then
+    self:_compacted(update.tokensBefore, update.tokensAfter)
   end
 end
 
