@@ -40,6 +40,8 @@ export const MESSAGES = {
   untrusted: 'What does this repository do?',
   mcpHello: 'Hello! Which tools do you have today?',
   mcpPeek: 'Peek at calc.py with the calc-tools server.',
+  compactChat: 'Remember for later: the calculator has add and mul.',
+  compactInstructions: 'keep the calculator notes',
 };
 
 /**
@@ -70,6 +72,9 @@ export function fakeModelScript() {
   return {
     api_key: 'e2e-key',
     routes: [
+      // The summary request of `/compact keep the calculator notes` (it quotes the chat: first).
+      { match: MESSAGES.compactInstructions, steps: [{ content: 'Summary: the user noted that the calculator has add and mul.' }] },
+      { match: MESSAGES.compactChat, steps: [{ content: 'Noted: add and mul.', ...slow }] },
       // First: a task notice may quote other routes' text; the main agent just acknowledges it.
       { match: '<task-notification>', steps: [{ content: 'The background job ended; nothing else to do.', ...slow }] },
       {

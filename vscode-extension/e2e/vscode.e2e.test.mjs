@@ -377,3 +377,33 @@ test('the README screenshot', async () => {
     log('README screenshot updated');
   }
 });
+
+test('/compact: a refusal during a turn is a line; then one compacted block and the context in the header (issue 27)', async () => {
+  await view.locator('button[aria-label="New chat"]').click();
+  await view.locator('.empty').waitFor();
+  await clearInput();
+  await typeInInput(MESSAGES.long);
+  await page.keyboard.press('Enter');
+  await view.locator('.msg-assistant.streaming').waitFor({ timeout: TIMEOUT });
+  await typeInInput('/compact');
+  await page.keyboard.press('Enter');
+  await view.locator('.notice', { hasText: /^Not compacted: / }).waitFor({ timeout: TIMEOUT });
+  await view.locator('.btn-stop').click();
+  await waitIdle();
+  await typeInInput(MESSAGES.compactChat);
+  await page.keyboard.press('Enter');
+  await view.locator('.msg-assistant', { hasText: 'Noted: add and mul.' }).waitFor({ timeout: 60_000 });
+  await waitIdle();
+  const context = view.locator('.context');
+  await context.waitFor({ timeout: TIMEOUT });
+  assert.match(await context.textContent(), /^ctx \S+\/\S+ · \d+%$/);
+  await typeInInput(`/compact ${MESSAGES.compactInstructions}`);
+  await page.keyboard.press('Enter');
+  const block = view.locator('.notice', { hasText: /^conversation compacted \([\d,]+ -> [\d,]+ tokens\)$/ });
+  await block.waitFor({ timeout: 60_000 });
+  assert.equal(await block.count(), 1);
+  assert.equal(await view.locator('.msg-user', { hasText: 'Summary:' }).count(), 0, 'the summary is for the model');
+  const requests = await world.modelRequests();
+  assert.ok(JSON.stringify(requests.map((r) => r.body.messages)).includes(MESSAGES.compactInstructions), 'the instructions went to the summary request');
+  await world.screenshot('23-compacted');
+});

@@ -5,6 +5,7 @@
  * A picked item becomes a chip.
  */
 
+import { parseSlashCommand } from '../shared/slashCommands';
 import type { JSX } from 'preact';
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { atWord, isBlank, serialize, toServerText, type AtWord, type Segment } from '../shared/tags';
@@ -92,8 +93,10 @@ export function InputBox(props: Props): JSX.Element {
 
   const submit = () => {
     const editor = editorRef.current;
-    if (!editor || propsRef.current.busy || isBlank(editor.value)) return;
+    if (!editor || isBlank(editor.value)) return;
     const text = serialize(editor.value).trim();
+    // /compact goes during a turn too: the server's refusal is then a line in the chat.
+    if (propsRef.current.busy && !parseSlashCommand(text)) return;
     editor.set([]);
     setEmpty(true);
     propsRef.current.onChange([]);
