@@ -107,10 +107,12 @@ export class World {
    * `files`: the project's files (committed); `workspaceTrust`: VS Code's workspace trust
    * is on, so the folder opens in Restricted Mode (without a startup prompt).
    */
-  constructor({ name = '', files = PROJECT_FILES, workspaceTrust = false } = {}) {
+  constructor({ name = '', files = PROJECT_FILES, workspaceTrust = false, bundledServer = false } = {}) {
     this.name = name;
     this.files = files;
     this.workspaceTrust = workspaceTrust;
+    // No wave.server.path and no wave-ls on PATH: the extension sets up the wheel it carries.
+    this.bundledServer = bundledServer;
   }
 
   async start() {
@@ -141,14 +143,18 @@ export class World {
     this.model = await startProcess(`${prefix}fake-model`, this.waveLs, ['fake-model', '--port', '0', '--script', scriptFile], { env }, /listening on (\S+)/);
     this.modelUrl = this.model.match[1];
 
+    if (this.bundledServer) {
+      env.PATH = (env.PATH ?? '').split(':').filter((dir) => dir && !existsSync(join(dir, 'wave-ls'))).join(':');
+    }
     const userData = join(this.tmp, 'user-data');
+    this.userData = userData;
     const extensions = join(this.tmp, 'extensions');
     mkdirSync(join(userData, 'User'), { recursive: true });
     writeFileSync(
       join(userData, 'User', 'settings.json'),
       JSON.stringify(
         {
-          'wave.server.path': this.waveLs,
+          ...(this.bundledServer ? {} : { 'wave.server.path': this.waveLs }),
           'wave.baseUrl': this.modelUrl,
           'wave.model': 'fake-model',
           'workbench.startupEditor': 'none',

@@ -70,5 +70,6 @@ cd "$EXT"
 # node runs the files sorted by name: vscode.e2e first (its world clears the output folder),
 # then the worlds that keep it (MCP servers; workspace trust in Restricted Mode).
 WAVE_VSIX="$VSIX" node --test --test-concurrency=1 --test-timeout=1200000 \
-  e2e/vscode.e2e.test.mjs e2e/workspace-mcp.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs
+  e2e/vscode.e2e.test.mjs e2e/workspace-mcp.e2e.test.mjs e2e/workspace-trust.e2e.test.mjs \
+  e2e/workspace-vsix-server.e2e.test.mjs
 step "done"
