@@ -39,6 +39,11 @@ H.eq(
   wave.statusline(),
   "statusline text"
 )
+H.contains(
+  vim.wo[vim.fn.bufwinid(chat.transcript.buf)].winbar,
+  wave.statusline():gsub("%%", "%%%%"),
+  "the winbar shows it too"
+)
 
 type_in("/compact keep the numbers")
 H.eq({ "" }, vim.api.nvim_buf_get_lines(chat.input_buf, 0, -1, false), "the input is cleared")

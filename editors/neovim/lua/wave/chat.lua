@@ -294,6 +294,10 @@ function Chat:refresh_winbar()
   if self.tokens then
     bar = bar .. ("%%=%%#Comment#%s tokens %%*"):format(render.thousands(self.tokens))
   end
+  if self.context then
+    local usage = render.context_usage(self.context.tokens, self.context.window)
+    bar = bar .. (self.tokens and "" or "%=") .. "%#Comment#· " .. escape(usage) .. " %*"
+  end
   local win = self:_window(self.transcript.buf)
   if win then
     vim.wo[win].winbar = bar
@@ -474,6 +478,7 @@ function Chat:on_update(update)
     self.trust_update = update
   elseif update.kind == "contextUsage" then
     self.context = { tokens = update.tokens, window = update.windowTokens }
+    self:refresh_winbar()
     vim.cmd.redrawstatus({ bang = true })
   elseif update.kind == "userMessage" or update.kind == "assistantDelta" then
     if not self.turn_running then
