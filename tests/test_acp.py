@@ -284,7 +284,7 @@ async def test_approving_a_plan_with_accept_edits_switches_the_mode(
         assert request["toolCall"]["title"].startswith("Exit plan mode")
         assert "return 42" in (project / "src" / "app.py").read_text()
         modes = agent.client.of(sid, "current_mode_update")
-        assert [m["currentModeId"] for m in modes] == ["acceptEdits"]
+        assert [m["currentModeId"] for m in modes] == ["plan", "acceptEdits"]  # plan: echoed
 
 
 # ------------------------------------------------------------------ cancel
@@ -470,6 +470,7 @@ async def test_subagents_are_commands_sent_again_when_they_change(
             "Plan",
             "general-purpose",
             "test-runner",
+            "compact",  # the agent's own, after the subagents
         }
         (agents / "reviewer.md").write_text(
             TEST_RUNNER.replace("test-runner", "reviewer").replace("Runs the tests", "Reviews")
@@ -637,7 +638,7 @@ async def test_a_subagents_permission_request_is_put_on_its_delegation(
         assert "general-purpose" in events[0]["title"]
         (request,) = agent.client.permission_requests
         asked = request["toolCall"]
-        assert asked["toolCallId"] == call_id and "title" not in asked
+        assert asked["toolCallId"] == call_id and asked["title"] == "Subagent: Edit src/app.py"
         assert texts(asked) == ["The subagent asks to run: Edit src/app.py"]
         assert asked["content"][1]["type"] == "diff"
         assert events[-1]["status"] == "completed"

@@ -90,7 +90,8 @@ async def test_only_json_rpc_reaches_stdout_and_the_answer_comes_last(
         answer = await agent.request("session/prompt", {"sessionId": sid, "prompt": prompt})
         assert answer == {"stopReason": "end_turn"}
         kinds = [n["params"]["update"]["sessionUpdate"] for n in agent.notifications()]
-        assert kinds[-1] == "agent_message_chunk"  # all of the turn came before the answer
+        # All of the turn came before the answer: the text, then how full the window is.
+        assert kinds[-2:] == ["agent_message_chunk", "usage_update"]
         assert {"tool_call", "tool_call_update", "available_commands_update"} <= set(kinds)
         bash = [
             n["params"]["update"]

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from acp import RequestError
 from acp.schema import (
     AgentCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -32,16 +33,29 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    ResumeSessionResponse,
     SessionCapabilities,
+    SessionCloseCapabilities,
+    SessionConfigOptionBoolean,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
     SessionInfo,
     SessionListCapabilities,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
+    SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
 
 from wave_ls import __version__
 from wave_ls.acp.commands import CommandsAnnouncer
+from wave_ls.acp.compact import (
+    COMPACT_COMMAND,
+    busy_line,
+    compact_instructions,
+    nothing_line,
+)
 from wave_ls.acp.history import replay
 from wave_ls.acp.mcp_servers import (
     MCP_STATUS,
@@ -81,6 +95,7 @@ log = logging.getLogger(__name__)
 INVALID_PARAMS = -32602
 SESSION_BUSY = -32010  # as wave/chat/send over LSP
 MAX_ROUNDS_PREFIX = "stopped after"  # the loop's turn-limit error
+MODE_OPTION = "mode"  # the configuration option that is the permission mode
 MODES: dict[PermissionMode, tuple[str, str]] = {
     "default": ("Default", "Ask before edits and commands"),
     "acceptEdits": ("Accept edits", "Edit files without asking; ask before other commands"),
@@ -110,6 +125,26 @@ def mode_state(current: str) -> SessionModeState:
             for mode in PERMISSION_MODES
         ],
     )
+
+
+def config_options(current: str) -> list[SessionConfigOptionSelect | SessionConfigOptionBoolean]:
+    """The session's one configuration option: its permission mode (``mode``), the same
+    choice as ``session/set_mode`` for clients that use configuration options."""
+    return [
+        SessionConfigOptionSelect(
+            type="select",
+            id=MODE_OPTION,
+            name="Mode",
+            category="mode",
+            current_value=current,
+            options=[
+                SessionConfigSelectOption(
+                    value=mode, name=MODES[mode][0], description=MODES[mode][1]
+                )
+                for mode in PERMISSION_MODES
+            ],
+        )
+    ]
 
 
 def invalid(message: str) -> RequestError:
@@ -177,14 +212,21 @@ class WaveAgent:
 
         self._mcp_status_wanted = wants_mcp_status(client_capabilities)
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            # A version we do not speak (0, or one newer than ours) gets the latest we do.
+            protocol_version=protocol_version
+            if 1 <= protocol_version <= PROTOCOL_VERSION
+            else PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(
                     image=False, audio=False, embedded_context=True
                 ),
                 mcp_capabilities=McpCapabilities(http=True, sse=True),
-                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+                session_capabilities=SessionCapabilities(
+                    list=SessionListCapabilities(),
+                    resume=SessionResumeCapabilities(),
+                    close=SessionCloseCapabilities(),
+                ),
             ),
             agent_info=Implementation(name="wave-ls", title="Wave", version=__version__),
             auth_methods=[],
@@ -197,25 +239,68 @@ class WaveAgent:
         given = given_servers(mcp_servers)
         live = self._open(folder, uuid.uuid4().hex, self.settings.model, "default", [], given)
         self._after_open(live)
+        mode = live.session.conversation.upcoming("permission_mode")
         return NewSessionResponse(
-            session_id=live.session.id,
-            modes=mode_state(live.session.conversation.upcoming("permission_mode")),
+            session_id=live.session.id, modes=mode_state(mode), config_options=config_options(mode)
         )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
     ) -> LoadSessionResponse:
+        live = await self._reopen(cwd, session_id, mcp_servers, "session/load")
+        # A session already open on this connection keeps the servers it was opened with.
+        for update in replay(live.session.messages, live.session.cwd):
+            self.outbox.put(session_id, update)
+        await self.outbox.drain()  # the history first, then the answer
+        self._after_open(live)
+        mode = live.session.conversation.upcoming("permission_mode")
+        return LoadSessionResponse(modes=mode_state(mode), config_options=config_options(mode))
+
+    async def resume_session(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+    ) -> ResumeSessionResponse:
+        """``session/load`` without the history sent again (the client has it)."""
+        live = await self._reopen(cwd, session_id, mcp_servers, "session/resume")
+        self._after_open(live)
+        mode = live.session.conversation.upcoming("permission_mode")
+        return ResumeSessionResponse(modes=mode_state(mode), config_options=config_options(mode))
+
+    async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
+        """End one session: its turn cancelled, its background tasks stopped, its transcript
+        closed (``session/load`` or ``session/resume`` opens it again)."""
+        live = self._live(session_id, "session/close")
+        del self.sessions[session_id]
+        for turn in live.prompts:
+            turn.cancel()
+        await live.commands.stop()
+        await live.session.close()
+        return CloseSessionResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> SetSessionConfigOptionResponse:
+        live = self._live(session_id, "session/set_config_option")
+        if config_id != MODE_OPTION:
+            raise invalid(f"session/set_config_option: unknown configId {config_id!r}")
+        self._set_mode(live, value, "session/set_config_option")
+        mode = live.session.conversation.upcoming("permission_mode")
+        return SetSessionConfigOptionResponse(config_options=config_options(mode))
+
+    async def _reopen(
+        self, cwd: str, session_id: str, mcp_servers: list[Any] | None, method: str
+    ) -> LiveSession:
+        """The session open on this connection, else the saved one opened again."""
         from wave_ls.session import resume_messages
 
         live = self.sessions.get(session_id)
         if live is None:
             if not valid_session_id(session_id):
-                raise invalid(f"session/load: invalid sessionId {session_id!r}")
+                raise invalid(f"{method}: invalid sessionId {session_id!r}")
             saved = await asyncio.to_thread(resume_messages, self.home, session_id)
             if saved is None:
-                raise invalid(f"session/load: no saved session {session_id!r}")
+                raise invalid(f"{method}: no saved session {session_id!r}")
             header, messages = saved
-            folder = existing_folder(cwd or str(header.get("cwd", "")), "session/load")
+            folder = existing_folder(cwd or str(header.get("cwd", "")), method)
             saved_mode = header.get("permissionMode")
             mode = cast(PermissionMode, saved_mode if saved_mode in PERMISSION_MODES else "default")
             saved_model = header.get("model")
@@ -224,14 +309,7 @@ class WaveAgent:
             live = self._open(
                 folder, session_id, model or self.settings.model, mode, messages, given
             )
-        # A session already open on this connection keeps the servers it was opened with.
-        for update in replay(live.session.messages, live.session.cwd):
-            self.outbox.put(session_id, update)
-        await self.outbox.drain()  # the history first, then the answer
-        self._after_open(live)
-        return LoadSessionResponse(
-            modes=mode_state(live.session.conversation.upcoming("permission_mode")),
-        )
+        return live
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_: Any
@@ -258,21 +336,28 @@ class WaveAgent:
     async def set_session_mode(
         self, session_id: str, mode_id: str, **_: Any
     ) -> SetSessionModeResponse:
-        live = self._live(session_id, "session/set_mode")
+        self._set_mode(self._live(session_id, "session/set_mode"), mode_id, "session/set_mode")
+        return SetSessionModeResponse()
+
+    def _set_mode(self, live: LiveSession, mode_id: object, method: str) -> None:
         if mode_id not in PERMISSION_MODES:
             raise invalid(
-                f"session/set_mode: modeId must be one of {', '.join(PERMISSION_MODES)}, "
-                f"got {mode_id!r}"
+                f"{method}: the mode must be one of {', '.join(PERMISSION_MODES)}, got {mode_id!r}"
             )
-        mode, _model = live.session.configure(permission_mode=cast(PermissionMode, mode_id))
-        live.updates.announced_mode = mode  # the client chose it: no update to echo it
-        return SetSessionModeResponse()
+        live.session.configure(permission_mode=cast(PermissionMode, mode_id))
+        # Echoed: clients such as acpx show the mode from the update.
+        live.updates.announced_mode = ""
+        live.updates.mode_changed()
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
         from wave_ls.session import SessionBusy
 
         live = self._live(session_id, "session/prompt")
         message = prompt_message(prompt, live.session.cwd, live.commands.names)
+        instructions = compact_instructions(message.text, live.commands.names)
+        if instructions is not None:
+            await self._compact(live, instructions)
+            return PromptResponse(stop_reason="end_turn")
 
         async def trusted_then_sent() -> Any:
             if is_trust_command(message.text, live.commands.names):
@@ -345,6 +430,24 @@ class WaveAgent:
             await self._outbox.close()
 
     # ------------------------------------------------------------------ helpers
+
+    async def _compact(self, live: LiveSession, instructions: str) -> None:
+        """``/compact``: the runtime's compaction; its outcome line comes from the session's
+        ``compacted`` event (``updates.py``)."""
+        from wave_ls.runtime.core import ModelError
+        from wave_ls.session import SessionBusy
+
+        session_id = live.session.id
+        try:
+            done = await live.session.compact(instructions or None)
+        except SessionBusy:
+            self.outbox.put_text(session_id, busy_line())
+        except ModelError as error:
+            raise RequestError(-32603, f"wave-ls: {error}") from None
+        else:
+            if not done.compacted:
+                self.outbox.put_text(session_id, nothing_line())
+        await self.outbox.drain()
 
     async def _settle_trust(self, live: LiveSession, again: bool = False) -> None:
         """Ask whether to trust the session's folder if it needs a decision (``again``: if
@@ -477,6 +580,7 @@ class WaveAgent:
             before=self.outbox.drain,
             folder=cwd,
             accept_edits=accept_edits,
+            restore=updates.restore,
         )
         session = AgentSession(
             cwd=cwd,
@@ -495,7 +599,7 @@ class WaveAgent:
             session_id,
             self.outbox,
             lambda: self.registry.load(cwd),
-            own=lambda: [TRUST_COMMAND] if live.offer_trust else [],
+            own=lambda: [COMPACT_COMMAND, *([TRUST_COMMAND] if live.offer_trust else [])],
         )
         live = LiveSession(session, updates, commands)
         self.sessions[session_id] = live

@@ -61,13 +61,17 @@ def tool_call_of(request: PermissionRequest, cwd: Path) -> ToolCallUpdate:
 
     The main agent's own call is the tool call the client already shows. A subagent's call
     is not a tool call there (its delegation is): the prompt is put on the delegation's
-    tool call, whose content says what the subagent asks for (its title stays).
+    tool call, with the subagent's call's title and kind (clients name the prompt by them)
+    and content saying what the subagent asks for; the delegation's own title and kind are
+    sent again once answered (``restore``).
     """
-    shown = present(request.tool_name, request.arguments, request.cwd or cwd)
+    shown = present(request.tool_name, request.arguments, request.cwd or cwd, read_old=True)
     if request.parent_tool_call_id:
         asks = tool_content(text_block(f"The subagent asks to run: {shown.title}"))
         return ToolCallUpdate(
             tool_call_id=request.parent_tool_call_id,
+            title=f"Subagent: {shown.title}",
+            kind=shown.kind,
             content=[asks, *shown.content],
             locations=shown.locations or None,
         )
@@ -92,12 +96,14 @@ class AcpPermissionAsker:
         before: Callable[[], Awaitable[None]],
         folder: Path,
         accept_edits: Callable[[], None],
+        restore: Callable[[str], None] = lambda _call_id: None,
     ) -> None:
         self.session_id = session_id
         self.request = request  # the connection's request_permission
         self.before = before  # sends the updates still queued (the tool call comes first)
         self.folder = folder
         self.accept_edits = accept_edits
+        self.restore = restore  # a delegation's tool call shows itself again
 
     async def ask(self, request: PermissionRequest) -> PermissionDecision:
         await self.before()
@@ -110,6 +116,9 @@ class AcpPermissionAsker:
         except Exception as exc:  # a client error must not kill the turn
             log.warning("session/request_permission failed: %s", exc)
             return PermissionDecision(False, f"Permission to {request.summary} denied: {exc}")
+        finally:
+            if request.parent_tool_call_id:
+                self.restore(request.parent_tool_call_id)
         return self._decision(request, response.outcome)
 
     def _decision(self, request: PermissionRequest, outcome: Any) -> PermissionDecision:

@@ -128,7 +128,10 @@ async def serve(home: Path, settings: RuntimeSettings) -> None:
     try:
         # Methods WaveAgent leaves out answer "method not found" (the Agent protocol lists
         # every method the package knows, unstable ones included).
-        await run_agent(cast("Agent", agent), LineTransport(reader, writer))
+        # session/resume and session/close are "unstable" in the package (stable in ACP).
+        await run_agent(
+            cast("Agent", agent), LineTransport(reader, writer), use_unstable_protocol=True
+        )
     finally:
         # A request stuck in a thread must not keep the process once the client is gone.
         exit_soon(lambda: 0, "the ACP client closed stdin")

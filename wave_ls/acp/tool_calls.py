@@ -49,6 +49,8 @@ FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
 MCP_PREFIX = "mcp__"  # an MCP server's tool: mcp__<server>__<tool>
 TITLE_LIMIT = 120
 RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
+OLD_TEXT_LIMIT = 1_000_000  # bytes of a file read to show what a Write replaces
+PLAN_TOOL = "ExitPlanMode"
 FENCED = frozenset({"read", "execute", "search"})  # results shown as preformatted text
 
 
@@ -63,13 +65,24 @@ class Presentation:
 
 
 def present(
-    name: str, args: dict[str, Any], cwd: Path, details: dict[str, Any] | None = None
+    name: str,
+    args: dict[str, Any],
+    cwd: Path,
+    details: dict[str, Any] | None = None,
+    read_old: bool = False,
 ) -> Presentation:
-    """The title, kind, file locations and first content of a call of ``name``."""
+    """The title, kind, file locations and first content of a call of ``name``.
+
+    ``read_old``: the call has not run yet, so a Write's diff shows the file as it is now
+    (``""`` for a new file) and clients can show what it replaces.
+    """
     kind = KINDS.get(name, "other")
     path = _file_path(args, cwd) if name in FILE_TOOLS else None
     locations = [ToolCallLocation(path=path, line=_first_line(args))] if path else []
-    return Presentation(title(name, args, details or {}), kind, locations, _diff(name, args, path))
+    content = _diff(name, args, path, _old_text(path) if read_old and name == "Write" else None)
+    if name == PLAN_TOOL and isinstance(args.get("plan"), str) and args["plan"].strip():
+        content = [tool_content(text_block(args["plan"]))]  # the plan the user approves
+    return Presentation(title(name, args, details or {}), kind, locations, content)
 
 
 def title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
@@ -116,17 +129,21 @@ def final_content(
     result: str,
     failed: bool,
     details: dict[str, Any] | None = None,
+    presented: Presentation | None = None,
 ) -> list[Content]:
     """What the client shows once the call has ended.
 
     An ``Agent`` delegation ends with its summary (tool calls, tokens, time) and the
-    subagent's answer; a Write or Edit keeps its diff; other tools show their result.
+    subagent's answer; a Write or Edit keeps its diff (``presented``'s, read before the call
+    ran); other tools show their result.
     """
     if name == "Agent":
         summary = DelegationRecord.from_json(details).summary
         blocks = [summary] if isinstance(summary, str) and summary else []
         return [tool_content(text_block(text)) for text in [*blocks, _cut(result)] if text]
     if name in ("Write", "Edit") and not failed:
+        if presented is not None and presented.content:
+            return presented.content
         return _diff(name, args, _file_path(args, cwd))
     if not result:
         return []
@@ -156,12 +173,35 @@ def _first_line(args: dict[str, Any]) -> int | None:
     return None
 
 
-def _diff(name: str, args: dict[str, Any], path: str | None) -> list[Content]:
-    """Write: the new content; Edit: the replaced text and its replacement."""
+def _old_text(path: str | None) -> str | None:
+    """A file's text before a Write: ``""`` when there is no file, None when it cannot be
+    shown (a folder, unreadable, too large, not UTF-8)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as file:
+            data = file.read(OLD_TEXT_LIMIT + 1)
+    except FileNotFoundError:
+        return ""
+    except OSError:
+        return None
+    if len(data) > OLD_TEXT_LIMIT:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _diff(
+    name: str, args: dict[str, Any], path: str | None, old_text: str | None = None
+) -> list[Content]:
+    """Write: the new content (and the file's text before it, when read); Edit: the
+    replaced text and its replacement."""
     if path is None:
         return []
     if name == "Write" and isinstance(args.get("content"), str):
-        return [tool_diff_content(path, args["content"])]
+        return [tool_diff_content(path, args["content"], old_text)]
     if name == "Edit" and isinstance(args.get("new_string"), str):
         old = args.get("old_string")
         return [tool_diff_content(path, args["new_string"], old if isinstance(old, str) else None)]

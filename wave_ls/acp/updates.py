@@ -8,7 +8,10 @@
   ``completed`` (or ``failed``) with the summary and the subagent's answer;
 - ``TaskCreate`` / ``TaskUpdate`` results: the task list as a ``plan``;
 - a background task's notice (a user-role message the main agent reads): a message line;
-- the permission mode changing by itself (``ExitPlanMode`` approved): ``current_mode_update``.
+- the permission mode changing by itself (``ExitPlanMode`` approved): ``current_mode_update``;
+- the history compacted: a message line "conversation compacted (N -> M tokens)";
+- how full the context window is (after each round and a compaction): ``usage_update``
+  (``used``, ``size`` in tokens).
 """
 
 from __future__ import annotations
@@ -19,12 +22,21 @@ from pathlib import Path
 from typing import Any
 
 from acp.helpers import plan_entry, update_current_mode, update_plan
-from acp.schema import PlanEntryStatus, ToolCallProgress, ToolCallStart, ToolCallStatus
+from acp.schema import (
+    PlanEntryStatus,
+    ToolCallProgress,
+    ToolCallStart,
+    ToolCallStatus,
+    UsageUpdate,
+)
 
+from wave_ls.acp.compact import compacted_line
 from wave_ls.acp.outbox import Outbox
 from wave_ls.acp.tool_calls import Presentation, final_content, live_content, present
 from wave_ls.runtime.core import (
     AssistantContentDelta,
+    ContextCompacted,
+    ContextUsage,
     Event,
     Message,
     ToolBlockUpdated,
@@ -94,6 +106,15 @@ class SessionUpdates:
                     self.outbox.put_text(self.session_id, line)
             case ToolBlockUpdated():
                 self._tool_block(event)
+            case ContextCompacted(tokens_before=before, tokens_after=after):
+                self.outbox.put_text(self.session_id, compacted_line(before, after))
+            case ContextUsage(tokens=tokens, window_tokens=window):
+                self.outbox.put(
+                    self.session_id,
+                    UsageUpdate(
+                        session_update="usage_update", used=max(0, tokens), size=max(0, window)
+                    ),
+                )
 
     def mode_changed(self) -> None:
         """Tell the client when the session's mode changed without the client asking."""
@@ -102,6 +123,21 @@ class SessionUpdates:
             self.announced_mode = mode
             self.outbox.put(self.session_id, update_current_mode(mode))
 
+    def restore(self, call_id: str) -> None:
+        """Send an open tool call's own title and kind again (a subagent's permission prompt
+        was shown on it under the subagent's call's)."""
+        shown = self.open.get(call_id)
+        if shown is not None:
+            self.outbox.put(
+                self.session_id,
+                ToolCallProgress(
+                    session_update="tool_call_update",
+                    tool_call_id=call_id,
+                    title=shown.title,
+                    kind=shown.kind,
+                ),
+            )
+
     def _tool_block(self, event: ToolBlockUpdated) -> None:
         args = parsed_arguments(event.arguments)
         status = STATUS[event.status]
@@ -109,7 +145,7 @@ class SessionUpdates:
         ended = status in ("completed", "failed")
         live = event.name == "Agent" and bool(event.short_result) and not ended
         if call_id not in self.open:
-            shown = present(event.name, args, self.cwd(), event.details)
+            shown = present(event.name, args, self.cwd(), event.details, read_old=not ended)
             self.open[call_id] = shown
             self.sent_status[call_id] = "in_progress" if ended else status
             self.outbox.put(
@@ -132,11 +168,13 @@ class SessionUpdates:
         self.sent_status[call_id] = status
         content = None
         if ended:
-            self.open.pop(call_id, None)
+            presented = self.open.pop(call_id, None)
             self.sent_status.pop(call_id, None)
             failed = status == "failed"
             result = self._result(event)
-            content = final_content(event.name, args, self.cwd(), result, failed, event.details)
+            content = final_content(
+                event.name, args, self.cwd(), result, failed, event.details, presented
+            )
         elif live:
             content = live_content(event.short_result)
         self.outbox.put(
