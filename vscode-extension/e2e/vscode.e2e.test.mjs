@@ -404,6 +404,6 @@ test('/compact: a refusal during a turn is a line; then one compacted block and 
   assert.equal(await block.count(), 1);
   assert.equal(await view.locator('.msg-user', { hasText: 'Summary:' }).count(), 0, 'the summary is for the model');
   const requests = await world.modelRequests();
-  assert.ok(JSON.stringify(requests.map((r) => r.body.messages)).includes(MESSAGES.compactInstructions), 'the instructions went to the summary request');
+  assert.ok(JSON.stringify(requests.map((r) => r.body?.messages)).includes(MESSAGES.compactInstructions), 'the instructions went to the summary request');
   await world.screenshot('23-compacted');
 });
