@@ -250,3 +250,33 @@ async def test_a_git_failure_in_diff_is_an_internal_error_with_gits_message(
         assert str(error).startswith("wave/worktrees/diff: ")
         assert "git" in str(error) and "Error code" not in str(error)
         await client.request("wave/session/close", {"sessionId": sid})
+
+
+async def test_a_clean_worktree_wave_ls_did_not_make_goes_unless_its_commits_would_be_lost(
+    home: Path, project: Path, tmp_path: Path
+) -> None:
+    # Made by hand: no record, so no base commit; what counts is what no other branch holds.
+    made = project / ".wave" / "worktrees"
+    for name in ("plain", "held", "unique"):
+        git(project, "worktree", "add", "-q", str(made / name), "-b", f"worktree-{name}")
+    for name in ("held", "unique"):
+        write_files(made / name, {f"{name}.txt": f"{name}\n"})
+        commit_all(made / name, f"{name} work")
+    git(project, "branch", "keep-held", "worktree-held")  # its commit is on another branch
+    async with wave_client(env_for("git", home, tmp_path)) as client:
+        listed = await client.request("wave/worktrees/list", {"cwd": str(project)})
+        paths = {Path(w["path"]).name for w in listed["worktrees"]}
+        assert {"plain", "held", "unique"} <= paths
+
+        for name in ("plain", "held"):
+            removed = await client.request("wave/worktrees/remove", {"path": str(made / name)})
+            assert removed == {"removed": True}, name
+            assert not (made / name).exists()
+        refused = await client.request("wave/worktrees/remove", {"path": str(made / "unique")})
+        assert refused["removed"] is False
+        assert "1 commit on worktree-unique would be lost" in refused["reason"]
+        write_files(made / "unique", {"notes.txt": "draft\n"})
+        refused = await client.request("wave/worktrees/remove", {"path": str(made / "unique")})
+        assert "1 changed file and 1 commit" in refused["reason"]
+    assert "keep-held" in branches(project) and "worktree-plain" not in branches(project)
+    assert (made / "unique").is_dir() and "worktree-unique" in branches(project)

@@ -74,6 +74,10 @@ def remove_worktree(
         return {"removed": False, "reason": f"it is in use by {', '.join(users)}"}
     wm = manager or default_manager()
     changes = worktree_changes(wt, wm)
+    if not wt.base_commit and not changes.determinable and (wt.path / ".git").exists():
+        from wave_ls.worktrees.foreign_changes import changes_without_base
+
+        changes = changes_without_base(wt, wm)  # not made by wave-ls: no base was recorded
     if changes.has_changes and not force:
         if not changes.determinable:
             lost = f"its changes cannot be determined ({changes.error})"

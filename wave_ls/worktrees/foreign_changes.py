@@ -1,0 +1,41 @@
+"""What a worktree wave-ls did not make holds (no base commit was recorded for it).
+
+Its uncommitted files are counted against its own ``HEAD``; its commits are only those no
+branch (local or remote) holds besides the ``worktree-<name>`` branch that goes with it:
+removing it loses nothing else. Any
+doubt (git missing or failing) is unknown, and unknown keeps the worktree (WT-8).
+"""
+
+from __future__ import annotations
+
+from wave_ls.runtime import git_command
+from wave_ls.worktrees.isolation import IsolatedWorktree, deletable_branch
+from wave_ls.worktrees.manager import WorktreeManager
+from wave_ls.worktrees.model import Changes
+
+REV_LIST_TIMEOUT = 30.0
+
+
+def changes_without_base(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
+    """``Changes`` of ``wt`` counted without a base commit (see the module's docstring)."""
+    head = _git(wt, "rev-parse", "--verify", "HEAD^{commit}")
+    if head is None:
+        return Changes.unknown("its base commit is unknown and its HEAD cannot be read")
+    own = deletable_branch(wt)  # removed with it; any other branch stays and keeps its commits
+    excluded = [f"--exclude={own}"] if own else []
+    found = _git(wt, "rev-list", "--count", head, "--not", *excluded, "--branches", "--remotes")
+    if found is None or not found.isdigit():
+        return Changes.unknown("its base commit is unknown and its commits cannot be counted")
+    try:
+        files = manager.changes(wt.path, head, dirs=wt.git).changed_files
+    except Exception as error:  # fail-safe: unknown means keep
+        return Changes.unknown(str(error))
+    return Changes(changed_files=files, commits=int(found))
+
+
+def _git(wt: IsolatedWorktree, *args: str) -> str | None:
+    try:
+        run = git_command.run_git(wt.path, *args, timeout=REV_LIST_TIMEOUT)
+    except (OSError, git_command.subprocess.SubprocessError):
+        return None
+    return run.stdout.strip() if run.returncode == 0 else None
