@@ -5,7 +5,10 @@
 session (its modes are the four permission modes); ``session/prompt`` runs one turn and
 answers with its stop reason once every update of the turn has been sent (the first
 prompt of a session in a folder that needs a trust decision asks it first: ``trust.py``);
-``session/cancel`` stops it; ``session/set_mode`` switches the permission mode. The
+``session/cancel`` stops it; ``session/set_mode`` (and ``session/set_config_option`` for
+its ``mode`` option) switches the permission mode and echoes it; ``session/resume`` is
+``session/load`` without the replay, ``session/close`` ends a session; ``/compact`` compacts
+(``compact.py``). The
 ``mcpServers`` of ``session/new`` and ``session/load`` are the session's own MCP servers, and
 a project's server waiting for approval is asked about at the first prompt
 (``mcp_servers.py``).
