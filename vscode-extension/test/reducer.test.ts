@@ -220,6 +220,17 @@ describe('context window (issue 27)', () => {
     assert.deepEqual(summary(s), ['user:hi', 'assistant:hello', 'notice:conversation compacted (900 -> 300 tokens)']);
   });
 
+  test('a notice during a streamed answer (a refused /compact) does not split the answer', () => {
+    const s = run([
+      { type: 'sendStarted' },
+      up({ kind: 'assistantDelta', delta: 'Calculators ' }),
+      { type: 'notice', text: 'Not compacted: a turn is running', tone: 'error' },
+      up({ kind: 'assistantDelta', delta: 'began' }),
+      up({ kind: 'assistantMessage', message: { role: 'assistant', content: 'Calculators began' } }),
+    ]);
+    assert.deepEqual(summary(s), ['assistant:Calculators began', 'notice:Not compacted: a turn is running']);
+  });
+
   test('contextUsage keeps the latest figures for the header', () => {
     const s = run([up({ kind: 'contextUsage', tokens: 1000, windowTokens: 8192 }), up({ kind: 'contextUsage', tokens: 4096, windowTokens: 8192 })]);
     assert.deepEqual(s.context, { tokens: 4096, windowTokens: 8192 });

@@ -147,9 +147,11 @@ function applyUpdate(state: ChatState, u: SessionUpdate): ChatState {
     }
     case 'assistantDelta': {
       if (!u.delta) return state;
-      const last = state.items[state.items.length - 1];
-      if (last && last.kind === 'assistant' && last.streaming) {
-        return replaceAt({ ...state, busy: true }, state.items.length - 1, { ...last, text: last.text + u.delta });
+      // A notice in between (e.g. "/compact" refused mid-turn) does not split the answer.
+      const at = lastStreaming(state);
+      if (at >= 0 && state.items.slice(at + 1).every((item) => item.kind === 'notice')) {
+        const streaming = state.items[at] as AssistantItem;
+        return replaceAt({ ...state, busy: true }, at, { ...streaming, text: streaming.text + u.delta });
       }
       return push({ ...state, busy: true }, { kind: 'assistant', key: '', text: u.delta, streaming: true });
     }
