@@ -69,7 +69,14 @@ async def test_model_timeout_and_retries_come_from_the_environment(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
     fake_model.set_script({"routes": [route("hello", reply("never", fault={"hang": True}))]})
-    env = server_env(home, fake_model.base_url, WAVE_MODEL_TIMEOUT="0.5", WAVE_MODEL_RETRIES="0")
+    # Before any byte the wait is the first token's (issue 27): bounded the same here.
+    env = server_env(
+        home,
+        fake_model.base_url,
+        WAVE_MODEL_TIMEOUT="0.5",
+        WAVE_MODEL_RETRIES="0",
+        WAVE_MODEL_FIRST_TOKEN_TIMEOUT="0.5",
+    )
     async with wave_client(env) as client:
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
         result = await asyncio.wait_for(
@@ -84,7 +91,9 @@ async def test_initialization_options_override_the_model_timeout(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
     fake_model.set_script({"routes": [route("hello", reply("never", fault={"hang": True}))]})
-    env = server_env(home, fake_model.base_url, WAVE_MODEL_TIMEOUT="100")
+    env = server_env(
+        home, fake_model.base_url, WAVE_MODEL_TIMEOUT="100", WAVE_MODEL_FIRST_TOKEN_TIMEOUT="0.4"
+    )
     options = {"modelTimeout": 0.4, "modelRetries": 1}
     async with wave_client(env, init_options=options) as client:
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]

@@ -352,6 +352,10 @@ class AgentSession:
         """Switch the permission mode or the model from the next model round; the values
         that will be in force are returned and kept in the transcript (a resume keeps them)."""
         self.conversation.reconfigure(permission_mode=permission_mode, model=model)
+        if model:  # its own ``model.byModel`` settings, from the same round
+            options = load_model_options(self.cwd, self.home, model)
+            self.conversation.config.params = options.params()
+            self.conversation.config.tool_choice = options.tool_choice
         mode: PermissionMode = self.conversation.upcoming("permission_mode")
         chosen: str = self.conversation.upcoming("model")
         if self.transcript is not None and (permission_mode or model):
