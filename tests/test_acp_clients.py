@@ -239,3 +239,30 @@ async def test_compact_is_a_command_that_compacts_and_shows_the_usage(
         assert await compact(agent, sid) == "end_turn"
         assert "cannot be compacted while a turn is running" in agent.client.text(sid)[shown:]
         assert await running == "end_turn"
+
+
+async def test_a_write_to_a_fifo_shows_no_old_text_and_blocks_nothing(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    import os
+
+    os.mkfifo(project / "pipe")  # reading it for the diff would wait for a writer forever
+    fake_model.set_script(
+        {
+            "routes": [
+                route(
+                    "write the pipe",
+                    reply("", call("Write", {"file_path": "pipe", "content": "x\n"})),
+                    reply("Not written."),
+                )
+            ]
+        }
+    )
+    async with acp_agent(env_for(fake_model, home)) as agent:
+        agent.client.permission_answer = choose("reject_once")
+        sid = await new_session(agent, project)
+        assert await say(agent, sid, "write the pipe") == "end_turn"
+        ((_, events),) = agent.client.tool_calls(sid).items()
+        (shown,) = diffs(events[0])
+        assert "oldText" not in shown or shown["oldText"] is None
+        assert events[-1]["status"] == "failed"

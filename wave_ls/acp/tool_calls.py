@@ -8,6 +8,7 @@ mapping (``updates.py``), the history replay (``history.py``) and the permission
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -175,10 +176,13 @@ def _first_line(args: dict[str, Any]) -> int | None:
 
 def _old_text(path: str | None) -> str | None:
     """A file's text before a Write: ``""`` when there is no file, None when it cannot be
-    shown (a folder, unreadable, too large, not UTF-8)."""
+    shown (not a regular file, unreadable, too large, not UTF-8)."""
     if path is None:
         return None
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > OLD_TEXT_LIMIT:
+            return None  # a FIFO or a device would block or never end
         with open(path, "rb") as file:
             data = file.read(OLD_TEXT_LIMIT + 1)
     except FileNotFoundError:

@@ -94,6 +94,8 @@ def read_current(path: Path) -> str | None:
     """The file's text as a preview shows it (None when it does not exist)."""
     if path.is_dir():
         raise ToolError(f"{path} is a directory; give the path of a file")
+    if path.exists() and not path.is_file():  # a FIFO or a device: reading it may never end
+        raise ToolError(f"{path} is not a regular file; give the path of a file")
     try:
         return path.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
