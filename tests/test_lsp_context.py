@@ -273,7 +273,14 @@ async def test_a_tool_output_too_large_for_the_window_is_cut_with_a_note(
     big_file(project, "huge.txt", lines=300)  # ~27,000 characters: more than 20 % of 18,400
     settings(project, {"context": {"windowTokens": WINDOW}})
     fake_model.set_script(
-        {"routes": [summary_route(), route("read it", reply("", read("huge.txt")), reply("Read."))]}
+        {
+            "routes": [
+                summary_route(),
+                route(
+                    "read it", reply("", {**read("huge.txt"), "id": "../../escape"}), reply("Read.")
+                ),
+            ]
+        }
     )
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid = await new_session(client, project)
@@ -285,6 +292,7 @@ async def test_a_tool_output_too_large_for_the_window_is_cut_with_a_note(
     assert "more than 20% of the model's context window (18,400 tokens)" in output
     kept_dir = home / ".wave" / "tool-outputs" / sid
     (kept,) = kept_dir.iterdir()
+    assert kept.name == "______escape.txt"  # the model's call id, made a plain file name
     assert str(kept) in output and "Read with offset and limit" in output
     assert kept.read_text().count("hugeefgh") == 300 * 10
 

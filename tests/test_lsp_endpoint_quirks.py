@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
+from tests.support.git_repos import commit_all
 from tests.support.lsp import server_env, wave_client
 
 CUT_WRITE = '{"file_path": "notes.txt", "content": "the first part of a long fi'
@@ -237,3 +238,22 @@ async def test_a_server_that_reads_the_tools_gets_no_warning(
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid, _ = await chat(client, project, "hello")
         assert client.updates_for(sid, "notice") == []
+
+
+async def test_a_repositorys_tool_choice_waits_for_trust(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # A committed settings file could make the agent call a tool of its choosing first.
+    folder = project / ".wave"
+    folder.mkdir()
+    model = {"maxTokens": 321, "toolChoice": {"type": "function", "function": {"name": "Bash"}}}
+    (folder / "settings.json").write_text(json.dumps({"model": model}))
+    commit_all(project, "settings from the repository")
+    fake_model.set_script({"routes": [route("hello", reply("Hi."))]})
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        await chat(client, project, "hello")
+        await client.request("wave/workspace/trust", {"cwd": str(project), "trusted": True})
+        await chat(client, project, "hello")
+    untrusted, trusted = fake_model.chat_bodies()
+    assert untrusted["max_tokens"] == 321 and "tool_choice" not in untrusted
+    assert trusted["tool_choice"] == {"type": "function", "function": {"name": "Bash"}}

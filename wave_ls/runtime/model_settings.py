@@ -6,7 +6,9 @@ first-token wait (``WAVE_MODEL_FIRST_TOKEN_TIMEOUT``).
 ``byModel`` entry of the session's model wins over the file's own keys. ``toolChoice`` is
 ``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "function": {"name": N}}``;
 a forcing choice (``required``, a named function) applies to the first request of each turn
-only, or the turn could never end with an answer.
+only, or the turn could never end with an answer. A ``toolChoice`` from a settings file that
+came with the repository (git tracks it) applies only once the folder is trusted: it could
+make the agent call a tool of the repository's choosing first.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from wave_ls.runtime import trust_store
 from wave_ls.runtime.project_settings import load_layers
 
 FIRST_TOKEN_ENV = "WAVE_MODEL_FIRST_TOKEN_TIMEOUT"
@@ -52,6 +55,8 @@ def load_model_options(cwd: Path, home: Path | None, model: str | None) -> Model
     """The ``model`` settings for ``model`` in the project ``cwd``."""
     layers, _warnings = load_layers(cwd, home)
     found: dict[str, tuple[object, Path]] = {}
+    problems: list[str] = []
+    trusted: bool | None = None
     for layer in layers:  # most specific first
         section = layer.data.get("model")
         if not isinstance(section, dict):
@@ -59,11 +64,21 @@ def load_model_options(cwd: Path, home: Path | None, model: str | None) -> Model
         by_model = section.get("byModel")
         specific = by_model.get(model) if isinstance(by_model, dict) and model else None
         for source in (specific, section):
-            if isinstance(source, dict):
-                for key in KEYS:
-                    if key in source and key not in found:
-                        found[key] = (source[key], layer.path)
-    problems: list[str] = []
+            if not isinstance(source, dict):
+                continue
+            for key in KEYS:
+                if key not in source or key in found:
+                    continue
+                if key == "toolChoice" and layer.from_repository:
+                    if trusted is None:
+                        trusted = trust_store.decision(cwd, home or Path.home()) is True
+                    if not trusted:
+                        problems.append(
+                            f"{layer.path}: model.toolChoice is held back until the folder "
+                            "is trusted (the file came with the repository)"
+                        )
+                        continue
+                found[key] = (source[key], layer.path)
     max_tokens = _checked(found, "maxTokens", _max_tokens, "a whole number from 1", problems)
     temperature = _checked(found, "temperature", _temperature, "a number from 0 to 2", problems)
     choice = _checked(
