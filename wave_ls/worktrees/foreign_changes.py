@@ -9,6 +9,7 @@ doubt (git missing or failing) is unknown, and unknown keeps the worktree (WT-8)
 from __future__ import annotations
 
 from wave_ls.runtime import git_command
+from wave_ls.worktrees import layout
 from wave_ls.worktrees.isolation import IsolatedWorktree, deletable_branch
 from wave_ls.worktrees.manager import WorktreeManager
 from wave_ls.worktrees.model import Changes
@@ -18,12 +19,15 @@ REV_LIST_TIMEOUT = 30.0
 
 def changes_without_base(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
     """``Changes`` of ``wt`` counted without a base commit (see the module's docstring)."""
-    head = _git(wt, "rev-parse", "--verify", "HEAD^{commit}")
+    # HEAD as registered from the parent's side, not through the worktree's own .git file
+    # (which whoever works in it can point elsewhere); branches are the main repository's.
+    head = layout.read_head_in(wt.git.git_dir, wt.git.common) if wt.git else None
     if head is None:
         return Changes.unknown("its base commit is unknown and its HEAD cannot be read")
     own = deletable_branch(wt)  # removed with it; any other branch stays and keeps its commits
     excluded = [f"--exclude={own}"] if own else []
     found = _git(wt, "rev-list", "--count", head, "--not", *excluded, "--branches", "--remotes")
+    # (``head`` is 40 hex digits: read_head_in accepts nothing else.)
     if found is None or not found.isdigit():
         return Changes.unknown("its base commit is unknown and its commits cannot be counted")
     try:
@@ -35,7 +39,7 @@ def changes_without_base(wt: IsolatedWorktree, manager: WorktreeManager) -> Chan
 
 def _git(wt: IsolatedWorktree, *args: str) -> str | None:
     try:
-        run = git_command.run_git(wt.path, *args, timeout=REV_LIST_TIMEOUT)
+        run = git_command.run_git(wt.main_repo, *args, timeout=REV_LIST_TIMEOUT)
     except (OSError, git_command.subprocess.SubprocessError):
         return None
     return run.stdout.strip() if run.returncode == 0 else None
