@@ -252,8 +252,9 @@ async def test_a_git_failure_in_diff_is_an_internal_error_with_gits_message(
         await client.request("wave/session/close", {"sessionId": sid})
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_clean_worktree_wave_ls_did_not_make_goes_unless_its_commits_would_be_lost(
-    home: Path, project: Path, tmp_path: Path
+    backend: str, home: Path, project: Path, tmp_path: Path
 ) -> None:
     # Made by hand: no record, so no base commit; what counts is what no other branch holds.
     made = project / ".wave" / "worktrees"
@@ -263,7 +264,7 @@ async def test_a_clean_worktree_wave_ls_did_not_make_goes_unless_its_commits_wou
         write_files(made / name, {f"{name}.txt": f"{name}\n"})
         commit_all(made / name, f"{name} work")
     git(project, "branch", "keep-held", "worktree-held")  # its commit is on another branch
-    async with wave_client(env_for("git", home, tmp_path)) as client:
+    async with wave_client(env_for(backend, home, tmp_path)) as client:
         listed = await client.request("wave/worktrees/list", {"cwd": str(project)})
         paths = {Path(w["path"]).name for w in listed["worktrees"]}
         assert {"plain", "held", "unique"} <= paths

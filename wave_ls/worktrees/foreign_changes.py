@@ -8,6 +8,8 @@ doubt (git missing or failing) is unknown, and unknown keeps the worktree (WT-8)
 
 from __future__ import annotations
 
+import shutil
+
 from wave_ls.runtime import git_command
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.isolation import IsolatedWorktree, deletable_branch
@@ -28,6 +30,8 @@ def changes_without_base(wt: IsolatedWorktree, manager: WorktreeManager) -> Chan
     excluded = [f"--exclude={own}"] if own else []
     found = _git(wt, "rev-list", "--count", head, "--not", *excluded, "--branches", "--remotes")
     # (``head`` is 40 hex digits: read_head_in accepts nothing else.)
+    if found is None and shutil.which("git") is None:
+        found = _count_by_dulwich(wt, head, own)
     if found is None or not found.isdigit():
         return Changes.unknown("its base commit is unknown and its commits cannot be counted")
     try:
@@ -37,9 +41,27 @@ def changes_without_base(wt: IsolatedWorktree, manager: WorktreeManager) -> Chan
     return Changes(changed_files=files, commits=int(found))
 
 
+def _count_by_dulwich(wt: IsolatedWorktree, head: str, own: str | None) -> str | None:
+    """The same count without a git binary."""
+    try:
+        from dulwich.repo import Repo
+
+        with Repo(str(wt.main_repo)) as repo:
+            others = [
+                sha
+                for prefix in (b"refs/heads", b"refs/remotes")
+                for name, sha in repo.refs.as_dict(prefix).items()  # type: ignore[arg-type]
+                if not (prefix == b"refs/heads" and own is not None and name == own.encode())
+            ]
+            walker = repo.get_walker(include=[head.encode()], exclude=others)  # type: ignore[list-item]
+            return str(sum(1 for _ in walker))
+    except Exception:  # fail-safe: unknown means keep
+        return None
+
+
 def _git(wt: IsolatedWorktree, *args: str) -> str | None:
     try:
         run = git_command.run_git(wt.main_repo, *args, timeout=REV_LIST_TIMEOUT)
-    except (OSError, git_command.subprocess.SubprocessError):
+    except (OSError, git_command.subprocess.SubprocessError, git_command.GitCommandError):
         return None
     return run.stdout.strip() if run.returncode == 0 else None
