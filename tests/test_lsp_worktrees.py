@@ -51,7 +51,7 @@ repo_template = git_repos.repo_template
 
 @asynccontextmanager
 async def server(
-    fake: FakeModelServer, home: Path, root: Path | None = None, **extra: str
+    fake: FakeModelServer, home: Path, *, root: Path | None = None, **extra: str
 ) -> AsyncIterator[WaveClient]:
     env = server_env(home, fake.base_url, **IDENTITY, **extra)
     async with wave_client(env, caps=capabilities(), root=root) as client:
@@ -675,7 +675,7 @@ async def test_stopping_a_turn_applies_the_keep_remove_rule(
     assert len(blocks) == 2 and {b["status"] for b in blocks} == {"failed"}
 
 
-def hold_worktree_add(home: Path, action: str, after: str = "") -> dict[str, str]:
+def hold_worktree_add(home: Path, action: str, after: str = "") -> str:
     """The server's ``PATH`` with a ``git`` in front that runs ``action`` (shell) before
     every ``git worktree add``, and ``after`` once git is done (``$target``: the new
     worktree's path). wave's own git runs no repository hook, so a hook cannot hold it."""
@@ -695,7 +695,7 @@ def hold_worktree_add(home: Path, action: str, after: str = "") -> dict[str, str
         "exit $code\n"
     )
     shim.chmod(0o755)
-    return {"PATH": f"{shim_dir}{os.pathsep}{os.environ['PATH']}"}
+    return f"{shim_dir}{os.pathsep}{os.environ['PATH']}"
 
 
 async def test_the_first_model_request_does_not_wait_for_the_checkout(
@@ -722,7 +722,7 @@ async def test_the_first_model_request_does_not_wait_for_the_checkout(
             ]
         }
     )
-    async with server(fake_model, home, **path) as client:
+    async with server(fake_model, home, PATH=path) as client:
         sid = (await new_session(client, repo))["sessionId"]
         await send(client, sid, "slow checkout")
 
@@ -761,7 +761,7 @@ async def test_a_checkout_that_fails_after_the_first_request_fails_the_delegatio
             ]
         }
     )
-    async with server(fake_model, home, **path) as client:
+    async with server(fake_model, home, PATH=path) as client:
         sid = (await new_session(client, repo))["sessionId"]
         await send(client, sid, "doomed checkout")
 
@@ -794,7 +794,7 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
             ]
         }
     )
-    async with server(fake_model, home, **path) as client:
+    async with server(fake_model, home, PATH=path) as client:
         sid = (await new_session(client, repo))["sessionId"]
         msg_id, sending = client.start_request(
             "wave/chat/send", {"sessionId": sid, "text": "start and stop"}
