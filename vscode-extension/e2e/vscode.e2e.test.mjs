@@ -150,7 +150,7 @@ test('send: the live Agent block shows progress, then the answer', async () => {
   await block.locator('.agent-summary', { hasText: /tool calls/ }).waitFor();
   await waitIdle();
   const requests = await world.modelRequests();
-  const sentText = JSON.stringify(requests.map((r) => r.body.messages));
+  const sentText = JSON.stringify(requests.map((r) => r.body?.messages));
   assert.match(sentText, /\[@agent:Explore\] where are the tests/, 'the message went out as [@agent:Explore]');
   assert.match(await view.locator('.usage').textContent(), /tokens/);
   await world.screenshot('05-agent-done');
@@ -221,7 +221,7 @@ test('a draft with a tag survives switching chats, hiding the view, and still wo
   await page.keyboard.press('Enter');
   await view.locator('.msg-assistant', { hasText: 'test-runner will run the tests' }).waitFor({ timeout: TIMEOUT });
   await waitIdle();
-  const bodies = JSON.stringify((await world.modelRequests()).map((r) => r.body.messages));
+  const bodies = JSON.stringify((await world.modelRequests()).map((r) => r.body?.messages));
   assert.match(bodies, /\[@agent:test-runner\] run the tests later/);
   assert.match(bodies, /subagent_type=test-runner|test-runner/);
 });
