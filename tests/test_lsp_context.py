@@ -148,12 +148,13 @@ REFUSAL = {
 async def test_a_refused_request_is_compacted_and_sent_again_once(
     refusals: int, fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
+    big_file(project, "big1.txt", lines=250)  # more than a summary's size to compact
     fault = {"status": 400, "body": REFUSAL, "times": refusals}
     fake_model.set_script(
         {
             "routes": [
                 summary_route(),
-                route("first question", reply("A1")),
+                route("first question", reply("", read("big1.txt")), reply("A1")),
                 route("refuse me", reply("Answered after all.", fault=fault)),
             ]
         }
@@ -165,9 +166,10 @@ async def test_a_refused_request_is_compacted_and_sent_again_once(
         compacted = client.updates_for(sid, "compacted")
         usage = client.updates_for(sid, "contextUsage")
     bodies = fake_model.chat_bodies()
-    assert len(bodies) == 4  # the first, the refused one, the summary, the one retry
-    assert is_summary_request(bodies[2]) and "first question" in texts(bodies[2])
-    assert SUMMARY in bodies[3]["messages"][1]["content"]
+    assert len(bodies) == 5  # the first turn's two, the refused one, the summary, one retry
+    assert is_summary_request(bodies[3]) and "first question" in texts(bodies[3])
+    assert SUMMARY in bodies[4]["messages"][1]["content"]
+    assert bodies[4]["messages"][2]["content"] == "refuse me"  # the exchange kept verbatim
     assert len(compacted) == 1
     # The refusal named the window: believed from then on.
     assert usage[-1]["windowTokens"] == 30_000
@@ -342,13 +344,18 @@ async def test_where_the_window_comes_from(
 async def test_auto_compaction_can_be_turned_off(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
-    settings(project, {"context": {"windowTokens": 8_000, "autoCompact": False}})
-    fake_model.set_script({"routes": [summary_route(), route("hello", reply("Hi."))]})
+    # The numbers of the first test: the fourth request would be compacted first.
+    names = ["big1.txt", "big2.txt", "big3.txt"]
+    for name in names:
+        big_file(project, name)
+    settings(project, {"context": {"windowTokens": WINDOW, "autoCompact": False}})
+    steps = [*(reply("", read(n)) for n in names), reply("Read them.")]
+    fake_model.set_script({"routes": [summary_route(), route("read them", *steps)]})
     async with wave_client(server_env(home, fake_model.base_url)) as client:
         sid = await new_session(client, project)
-        await send(client, sid, "hello")
-        await send(client, sid, "hello")
+        assert (await send(client, sid, "read them"))["text"] == "Read them."
         assert client.updates_for(sid, "compacted") == []
+        assert client.updates_for(sid, "contextUsage")[-1]["tokens"] > LIMIT
     assert not any(is_summary_request(b) for b in fake_model.chat_bodies())
 
 
@@ -363,3 +370,27 @@ async def test_context_usage_follows_each_rounds_usage(
         await asyncio.wait_for(client.wait_update(lambda u: u["kind"] == "turnEnded"), 10)
         kinds = [u["kind"] for u in client.updates_for(sid)]
     assert kinds.index("usage") < kinds.index("contextUsage") < kinds.index("turnEnded")
+
+
+async def test_a_summary_request_refused_for_its_length_is_sent_again_shorter(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # Text denser than the estimate (numbers, another script) can make the summary request
+    # itself too long: it is sent again with half the conversation's text.
+    big_file(project, "big1.txt", lines=250)
+    refused_once = {"status": 400, "body": REFUSAL, "times": 1}
+    fake_model.set_script(
+        {
+            "routes": [
+                route("", reply(SUMMARY, fault=refused_once), system=SUMMARIZER),
+                route("first question", reply("", read("big1.txt")), reply("A1")),
+            ]
+        }
+    )
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        sid = await new_session(client, project)
+        await send(client, sid, "first question")
+        done = await client.request("wave/session/compact", {"sessionId": sid})
+    assert done["compacted"] is True
+    refused, sent = [b for b in fake_model.chat_bodies() if is_summary_request(b)]
+    assert len(texts(sent)) < len(texts(refused)) * 0.75

@@ -127,6 +127,32 @@ async def test_the_model_settings_reach_the_requests(
     assert "tool_choice" not in second and second["max_tokens"] == 900
 
 
+async def test_a_reply_prefix_starts_each_turns_first_reply_and_is_never_kept(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # llama.cpp continues a final assistant message: "<tool_call>" with toolChoice "required"
+    # has a 135 M model call a tool at once (tests/llama). The offline model counts the
+    # prefix as an assistant message: its answers are each route's second step.
+    write_settings(project, {"model": {"replyPrefix": "<tool_call>\n"}})
+    fake_model.set_script(
+        {
+            "routes": [
+                route("one", reply("-"), reply("First.")),
+                route("two", reply("-"), reply("Second.")),
+            ]
+        }
+    )
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        sid, results = await chat(client, project, "one", "two")
+        messages = (await client.request("wave/session/messages", {"sessionId": sid}))["messages"]
+    assert [r["text"] for r in results] == ["First.", "Second."]
+    first, second = fake_model.chat_bodies()
+    prefix = {"role": "assistant", "content": "<tool_call>\n"}
+    assert first["messages"][-1] == prefix and second["messages"][-1] == prefix
+    assert second["messages"].count(prefix) == 1
+    assert "<tool_call>" not in json.dumps(messages)
+
+
 async def test_the_agent_tool_requires_subagent_type_in_its_schema(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:
@@ -246,7 +272,11 @@ async def test_a_repositorys_tool_choice_waits_for_trust(
     # A committed settings file could make the agent call a tool of its choosing first.
     folder = project / ".wave"
     folder.mkdir()
-    model = {"maxTokens": 321, "toolChoice": {"type": "function", "function": {"name": "Bash"}}}
+    model = {
+        "maxTokens": 321,
+        "toolChoice": {"type": "function", "function": {"name": "Bash"}},
+        "replyPrefix": "<tool_call>",
+    }
     (folder / "settings.json").write_text(json.dumps({"model": model}))
     commit_all(project, "settings from the repository")
     fake_model.set_script({"routes": [route("hello", reply("Hi."))]})
@@ -256,4 +286,6 @@ async def test_a_repositorys_tool_choice_waits_for_trust(
         await chat(client, project, "hello")
     untrusted, trusted = fake_model.chat_bodies()
     assert untrusted["max_tokens"] == 321 and "tool_choice" not in untrusted
+    assert untrusted["messages"][-1]["role"] == "user"
     assert trusted["tool_choice"] == {"type": "function", "function": {"name": "Bash"}}
+    assert trusted["messages"][-1] == {"role": "assistant", "content": "<tool_call>"}

@@ -176,6 +176,7 @@ class AgentSession:
             model=model,
             params=options.params(),
             tool_choice=options.tool_choice,
+            reply_prefix=options.reply_prefix,
             context=self.context,
             tools=LiveTools(all_tools, self.mcp.tools),
             permission_mode=permission_mode,
@@ -356,6 +357,7 @@ class AgentSession:
             options = load_model_options(self.cwd, self.home, model)
             self.conversation.config.params = options.params()
             self.conversation.config.tool_choice = options.tool_choice
+            self.conversation.config.reply_prefix = options.reply_prefix
         mode: PermissionMode = self.conversation.upcoming("permission_mode")
         chosen: str = self.conversation.upcoming("model")
         if self.transcript is not None and (permission_mode or model):

@@ -13,9 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.llama.conftest import LlamaServer
 from tests.support.lsp import server_env, wave_client
 
+# Two CPU threads read the main agent's first request (~7 K tokens) in about 50 s.
+pytestmark = pytest.mark.timeout(900)
 CUT_OFF = "cut off by the output limit"
 
 
@@ -80,9 +84,12 @@ def test_wave_ls_run_streams_an_answer(llama: LlamaServer, home: Path, project: 
 
 
 async def test_a_tool_call_runs_end_to_end(llama: LlamaServer, home: Path, project: Path) -> None:
-    # A 135 M model rarely calls a tool of its own accord: toolChoice "required" has
-    # llama.cpp constrain the turn's first answer to a tool call (a grammar from the schemas).
-    settings(project, {"model": {"maxTokens": 200, "temperature": 0, "toolChoice": "required"}})
+    # A 135 M model rarely calls a tool of its own accord. toolChoice "required" has llama.cpp
+    # constrain the answer with a grammar from the schemas, which still lets the model write
+    # text first (it rambles to max_tokens); replyPrefix starts the reply with the template's
+    # "<tool_call>" (llama.cpp's prefill): the grammar then holds from the first token.
+    model = {"maxTokens": 200, "temperature": 0, "toolChoice": "required"}
+    settings(project, {"model": {**model, "replyPrefix": "<tool_call>\n"}})
     async with wave_client(env_for(home, llama)) as client:
         new = {"cwd": str(project), "permissionMode": "plan"}  # nothing it calls can change files
         sid = (await client.request("wave/session/new", new))["sessionId"]
@@ -117,7 +124,9 @@ async def test_a_request_longer_than_the_window_is_compacted_and_sent_again(
         project,
         {"model": {"maxTokens": 32, "temperature": 0}, "context": {"windowTokens": 100_000}},
     )
-    words = " ".join(f"word{i}" for i in range(4_000))  # ~16 K tokens: more than the window
+    # ~11 K tokens of plain words: with the ~7 K of the system prompt and tools, more than
+    # the window (numbered words would be denser than the estimate: ~4 tokens each).
+    words = "The quick brown fox jumps over the lazy dog. " * 1_100
     async with wave_client(env_for(home, llama)) as client:
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
         first = await client.request("wave/chat/send", {"sessionId": sid, "text": "Say hi."})

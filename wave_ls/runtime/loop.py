@@ -83,6 +83,9 @@ DEFAULT_MAX_ROUNDS = 100
 CANCELLED_TOOL_RESULT = "Interrupted: the user cancelled this tool call."
 # How often one turn asks the model to go on after an answer cut off by the output limit.
 MAX_CONTINUATIONS = 1
+# A summary request refused for its length is sent again with half the conversation's text.
+SUMMARY_ATTEMPTS = 3
+MIN_SUMMARY_TOKENS = 256
 TOOLS_DROPPED = (
     "The model endpoint {url} seems to ignore the tool definitions: it counted {prompt:,} "
     "prompt tokens for a request of about {estimate:,}, of which the tools alone are about "
@@ -147,6 +150,8 @@ class AgentConfig:
     # ``tool_choice`` to send; a forcing one (``required``, a function) on a turn's first
     # request only (``runtime/model_settings``).
     tool_choice: str | dict[str, Any] | None = None
+    # The start of the assistant's reply on a turn's first request (llama.cpp's prefill).
+    reply_prefix: str | None = None
     # The context window's rules (compaction, cut tool outputs); None: unbounded.
     context: ContextPolicy | None = None
 
@@ -379,17 +384,32 @@ class Conversation:
                 break
         else:
             return Compaction(False, before, before)
-        # What the summary request may hold: the window less the summary and instructions.
-        input_tokens = window - policy.summary_tokens() - 1_000
-        budget = max(4_000, int(input_tokens * CHARS_PER_TOKEN / self._ratio * 0.9))
+        # The summary is an answer like any: within model.maxTokens when one is set (but
+        # never under MIN_SUMMARY_TOKENS).
+        summary_tokens = policy.summary_tokens()
+        asked = self.config.params.get("max_tokens")
+        if isinstance(asked, int):
+            summary_tokens = min(summary_tokens, max(MIN_SUMMARY_TOKENS, asked))
         params = {k: v for k, v in self.config.params.items() if k != "tool_choice"}
-        params["max_tokens"] = policy.summary_tokens()
-        request = ModelRequest(
-            model=self.config.model,
-            messages=summary_messages(flatten(summarised, budget), policy.state(), instructions),
-            params=params,
-        )
-        response = await self.client.complete(request)
+        params["max_tokens"] = summary_tokens
+        # What the summary request may hold: the window less the summary and instructions;
+        # halved when the endpoint refuses it all the same (text denser than estimated).
+        input_tokens = window - summary_tokens - 1_000
+        budget = max(4_000, int(input_tokens * CHARS_PER_TOKEN / self._ratio * 0.9))
+        for attempt in range(SUMMARY_ATTEMPTS):
+            text = flatten(summarised, budget)
+            request = ModelRequest(
+                model=self.config.model,
+                messages=summary_messages(text, policy.state(), instructions),
+                params=params,
+            )
+            try:
+                response = await self.client.complete(request)
+                break
+            except ContextLengthError:
+                if attempt == SUMMARY_ATTEMPTS - 1:
+                    raise
+                budget = len(text) // 2
         summary = response.content.strip()
         if not summary:
             raise ModelError(
@@ -477,11 +497,11 @@ class Conversation:
 
         tools = self._tool_schemas()
         view = sent_messages(self.messages)
+        messages = self.request_messages()
+        if first and self.config.reply_prefix:  # sent, never kept: the reply continues it
+            messages.append({"role": "assistant", "content": self.config.reply_prefix})
         request = ModelRequest(
-            model=self.config.model,
-            messages=self.request_messages(),
-            tools=tools,
-            params=self._params(first),
+            model=self.config.model, messages=messages, tools=tools, params=self._params(first)
         )
         try:
             response = await self.client.complete(request, on_delta)
@@ -504,15 +524,11 @@ class Conversation:
         self.append(Message("assistant", response.content, calls, meta=meta))
         self.sink.emit(UsageUpdated(response.usage, self.usage))
         self._just_compacted = False
-        self._after_round(request, view, tools, response)
+        self._after_round(view, tools, response)
         return dataclasses.replace(response, tool_calls=calls)
 
     def _after_round(
-        self,
-        request: ModelRequest,
-        view: list[Message],
-        tools: list[dict[str, Any]],
-        response: ModelResponse,
+        self, view: list[Message], tools: list[dict[str, Any]], response: ModelResponse
     ) -> None:
         """Calibrate the estimate, say how full the window is, and check once that the
         endpoint read the tools."""
@@ -520,8 +536,7 @@ class Conversation:
         policy = self.config.context
         if policy is None:
             return
-        leading = request.messages[: len(request.messages) - len(view)]
-        without_tools = request_chars(leading, view, [])
+        without_tools = request_chars(self._leading_messages(), view, [])
         tools_chars = request_chars([], [], tools)
         ratio = calibrated(prompt, without_tools + tools_chars)
         if not self._endpoint_checked:

@@ -6,7 +6,10 @@ first-token wait (``WAVE_MODEL_FIRST_TOKEN_TIMEOUT``).
 ``byModel`` entry of the session's model wins over the file's own keys. ``toolChoice`` is
 ``"auto"``, ``"none"``, ``"required"`` or ``{"type": "function", "function": {"name": N}}``;
 a forcing choice (``required``, a named function) applies to the first request of each turn
-only, or the turn could never end with an answer. A ``toolChoice`` from a settings file that
+only, or the turn could never end with an answer. ``replyPrefix`` (text) is sent as the start
+of the assistant's reply on that same first request: llama.cpp continues a final assistant
+message (its "prefill"), so ``"<tool_call>\n"`` with ``toolChoice: "required"`` has even a
+135 M model call a tool at once. A ``toolChoice`` or ``replyPrefix`` from a settings file that
 came with the repository (git tracks it) applies only once the folder is trusted: it could
 make the agent call a tool of the repository's choosing first.
 """
@@ -29,7 +32,10 @@ DEFAULT_FIRST_TOKEN_TIMEOUT = 300.0
 MAX_FIRST_TOKEN_TIMEOUT = 3600.0
 MAX_TOKENS_LIMIT = 1_000_000
 TOOL_CHOICES = ("auto", "none", "required")
-KEYS = ("maxTokens", "temperature", "toolChoice")
+KEYS = ("maxTokens", "temperature", "toolChoice", "replyPrefix")
+# Keys that steer what the agent does first: held back in a folder not trusted yet.
+STEERING = ("toolChoice", "replyPrefix")
+MAX_PREFIX_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -39,6 +45,7 @@ class ModelOptions:
     max_tokens: int | None = None
     temperature: float | None = None
     tool_choice: str | dict[str, Any] | None = None
+    reply_prefix: str | None = None
     problems: tuple[str, ...] = ()
 
     def params(self) -> dict[str, Any]:
@@ -69,13 +76,13 @@ def load_model_options(cwd: Path, home: Path | None, model: str | None) -> Model
             for key in KEYS:
                 if key not in source or key in found:
                     continue
-                if key == "toolChoice" and layer.from_repository:
+                if key in STEERING and layer.from_repository:
                     if trusted is None:
                         trusted = trust_store.decision(cwd, home or Path.home()) is True
                     if not trusted:
                         problems.append(
-                            f"{layer.path}: model.toolChoice is held back until the folder "
-                            "is trusted (the file came with the repository)"
+                            f"{layer.path}: model.{key} is held back until the folder is "
+                            "trusted (the file came with the repository)"
                         )
                         continue
                 found[key] = (source[key], layer.path)
@@ -88,7 +95,9 @@ def load_model_options(cwd: Path, home: Path | None, model: str | None) -> Model
         'one of "auto", "none", "required" or a function',
         problems,
     )
-    return ModelOptions(max_tokens, temperature, choice, tuple(problems))
+    prefix_rule = f"text of 1 to {MAX_PREFIX_CHARS} characters"
+    prefix = _checked(found, "replyPrefix", _prefix, prefix_rule, problems)
+    return ModelOptions(max_tokens, temperature, choice, prefix, tuple(problems))
 
 
 def first_token_timeout(env: Mapping[str, str] | None = None) -> float:
@@ -128,6 +137,10 @@ def _temperature(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value) if 0 <= value <= 2 else None
+
+
+def _prefix(value: object) -> str | None:
+    return value if isinstance(value, str) and 0 < len(value) <= MAX_PREFIX_CHARS else None
 
 
 def _tool_choice(value: object) -> str | dict[str, Any] | None:

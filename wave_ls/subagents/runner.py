@@ -218,7 +218,7 @@ def fork_config(host: SubagentHost) -> AgentConfig:
         tools = [tool for tool in parent.tools if tool.name not in NEVER_FOR_SUBAGENTS]
     context = parent.context.for_subagent() if parent.context else None
     return dataclasses.replace(
-        parent, tools=tools, inbox=lambda: [], tool_choice=None, context=context
+        parent, tools=tools, inbox=lambda: [], tool_choice=None, reply_prefix=None, context=context
     )
 
 

@@ -3,7 +3,8 @@
 In order: a setting (``{"context": {"windowTokens": N}}`` in the settings files,
 ``initializationOptions.contextWindow``, ``WAVE_CONTEXT_WINDOW``), what the endpoint says
 (its ``/v1/models`` entry: vLLM's ``max_model_len``, ``context_length``, ``context_window``,
-``max_context_length``; llama.cpp's ``/props`` ``n_ctx``, else its ``meta.n_ctx_train``),
+``max_context_length``; llama.cpp's ``/props`` ``n_ctx``, else its ``meta.n_ctx`` or
+``meta.n_ctx_train``),
 else ``DEFAULT_WINDOW_TOKENS``. A refusal that names the window (``refusal.window_in``)
 lowers it for the rest of the process.
 """
@@ -136,10 +137,12 @@ def endpoint_window(
     n_ctx = n_ctx or _positive(props.get("n_ctx"))
     if n_ctx:
         return n_ctx, "the endpoint's /props n_ctx"
-    meta = entry.get("meta")
-    trained = _positive(meta.get("n_ctx_train")) if isinstance(meta, dict) else None
-    if trained:
-        return trained, "the endpoint's /models meta.n_ctx_train"
+    found = entry.get("meta")
+    meta: dict[str, Any] = found if isinstance(found, dict) else {}
+    for name in ("n_ctx", "n_ctx_train"):  # llama.cpp: the window it runs with, its model's
+        tokens = _positive(meta.get(name))
+        if tokens:
+            return tokens, f"the endpoint's /models meta.{name}"
     return None, "the endpoint does not say"
 
 
