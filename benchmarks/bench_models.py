@@ -111,9 +111,15 @@ def llama_server(venv: Path) -> Iterator[str]:
     port = 18_000 + os.getpid() % 1000
     command = [binary, "-m", str(model), "--alias", LLAMA_MODEL, "--host", "127.0.0.1"]
     command += ["--port", str(port), "--jinja", "-c", "16384", "-np", "1", "-t", "2"]
-    # As tests/llama/conftest.py: a slot past the model's 8,192 trained tokens, no AMX path.
+    # As tests/llama/conftest.py: a template that renders tools, a slot past the model's 8,192
+    # trained tokens, no AMX path.
+    template = Path(__file__).parent.parent / "tests" / "llama" / "chatml-tools.jinja"
+    command += ["--chat-template-file", str(template)]
     command += ["--override-kv", "llama.context_length=int:16384", "--no-repack"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = Path(tempfile.gettempdir()) / f"bench-models-llama-{os.getpid()}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    note(f"llama-server's log: {log}")
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -130,18 +136,24 @@ def llama_server(venv: Path) -> Iterator[str]:
         process.wait(10)
 
 
-def bare_round(base_url: str, body: dict[str, Any], connection: http.client.HTTPConnection) -> None:
-    """One streamed round the plainest way: POST, read lines to ``data: [DONE]``."""
-    path = urllib.parse.urlsplit(base_url).path.rstrip("/") + "/chat/completions"
-    payload = json.dumps(body).encode()
+def bare_round(base_url: str, body: dict[str, Any]) -> None:
+    """One streamed round the plainest way: POST, read lines to ``data: [DONE]``. A fresh
+    connection each time (llama-server closes a streamed response's connection; so does
+    our client then)."""
+    url = urllib.parse.urlsplit(base_url)
+    connection = http.client.HTTPConnection(url.hostname or "127.0.0.1", url.port, timeout=900)
+    path = url.path.rstrip("/") + "/chat/completions"
     headers = {"Content-Type": "application/json", "Authorization": "Bearer bench-key"}
-    connection.request("POST", path, payload, headers)
-    response = connection.getresponse()
-    while True:
-        line = response.readline()
-        if not line or line.startswith(b"data: [DONE]"):
-            break
-    response.read()
+    try:
+        connection.request("POST", path, json.dumps(body).encode(), headers)
+        response = connection.getresponse()
+        while True:
+            line = response.readline()
+            if not line or line.startswith(b"data: [DONE]"):
+                break
+        response.read()
+    finally:
+        connection.close()
 
 
 def wire_body(request: ModelRequest) -> dict[str, Any]:
@@ -192,23 +204,18 @@ async def per_round(
     ours = OpenAIModelClient(base_url, "bench-key", max_retries=0)
     params = {**request.params, "max_tokens": MAX_TOKENS, "temperature": 0}
     request = ModelRequest(request.model, request.messages, request.tools, params)
-    host = urllib.parse.urlsplit(base_url)
-    connection = http.client.HTTPConnection(
-        host.hostname or "127.0.0.1", host.port or 80, timeout=900
-    )
     body = wire_body(request)
-    bare_round(base_url, body, connection)  # warm: connections, llama.cpp's prompt cache
+    bare_round(base_url, body)  # warm: connections, llama.cpp's prompt cache
     await ours.complete(request)
     bare_ms: list[float] = []
     ours_ms: list[float] = []
     for _ in range(rounds):
         started = time.perf_counter()
-        bare_round(base_url, body, connection)
+        bare_round(base_url, body)
         bare_ms.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
         await ours.complete(request, lambda _delta: None)
         ours_ms.append((time.perf_counter() - started) * 1000)
-    connection.close()
     return bare_ms, ours_ms
 
 
