@@ -286,6 +286,30 @@ async def test_subagents_get_the_mcp_tools_their_lists_name(
     assert "- one: Uses one MCP tool. (Tools: mcp__srv__echo)" in description
 
 
+async def test_a_subagent_waits_for_the_server_its_tools_name_in_their_spelling(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # "my.srv" is spelled my_srv in tool names (Claude Code's rule): a subagent listing
+    # mcp__my_srv__echo waits for that server before its first round, and gets the tool.
+    user_servers(home, **{"my.srv": stdio_server("--start-delay", "1")})
+    write_agents(
+        project,
+        dotted="---\nname: dotted\ndescription: Echoes.\ntools: mcp__my_srv__echo\n---\nEcho.\n",
+    )
+    fake_model.set_script(
+        {
+            "routes": [
+                route("go", reply("", delegate("dotted", "DOT TASK")), reply("done")),
+                route("DOT TASK", reply("echoed")),
+            ]
+        }
+    )
+    async with server(fake_model, home) as client:
+        sid = await open_session(client, project)
+        await send(client, sid, "go")  # at once: the server is still starting
+    assert tool_names(bodies_for(fake_model, "DOT TASK")[0]) == ["mcp__my_srv__echo"]
+
+
 async def test_a_subagents_own_server_runs_for_it_alone(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:

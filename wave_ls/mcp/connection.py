@@ -15,7 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,7 +63,6 @@ class Connection:
         self.restarts = 0
         self.garbage = 0  # lines from the server that were not MCP messages
         self.connected_once = False
-        self.started_at = 0.0
         self._session: ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
@@ -81,7 +79,6 @@ class Connection:
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
         self._stopping = False
-        self.started_at = time.monotonic()
         self._set("starting", None)
         self._task = run_task(self._run(), f"wave-mcp-{self.spec.name}")
 
@@ -317,9 +314,13 @@ class Connection:
             raise CallFailed(self._no_answer(timeout)) from None
         except Exception as exc:
             text = describe(exc)
-            if "timed out" in text:
+            # By the SDK's codes, not by words a server's own error may hold ("closed").
+            from mcp.types import CONNECTION_CLOSED, REQUEST_TIMEOUT  # loaded: a call ran
+
+            code = getattr(exc, "code", None)
+            if code == REQUEST_TIMEOUT:
                 raise CallFailed(self._no_answer(timeout)) from None
-            if "closed" in text.lower():
+            if code == CONNECTION_CLOSED and getattr(exc, "message", "") == CLOSED_MESSAGE:
                 await self._wait_down()
                 raise CallFailed(
                     f"MCP server '{self.spec.name}' stopped during the call"
@@ -389,6 +390,11 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError | PermissionError | ConnectionError):
         return f"{type(exc).__name__}: {text}"
     return " ".join(text.split())[:500]
+
+
+# The text of the SDK's own error for a connection that closed (its dispatcher's MCPError with
+# CONNECTION_CLOSED): a server's error may use that code too.
+CLOSED_MESSAGE = "Connection closed"
 
 
 # wave-ls's own configuration (the model endpoint's key among it) is not the server's.

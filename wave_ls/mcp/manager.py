@@ -25,7 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.mcp import status_events
-from wave_ls.mcp.config import FolderConfig, ServerSpec, folder_config, tool_timeout
+from wave_ls.mcp.config import (
+    FolderConfig,
+    ServerSpec,
+    folder_config,
+    tool_name_part,
+    tool_timeout,
+)
 from wave_ls.mcp.connection import Connection
 from wave_ls.mcp.gate import Gate, gate
 from wave_ls.mcp.status_events import Listener
@@ -457,8 +463,10 @@ class McpHandle:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
                 for server in self.servers():
+                    # A name from a tools list is in its ``mcp__<server>__`` spelling.
+                    spelled = (server.spec.name, tool_name_part(server.spec.name))
                     if server.connection is not None and (
-                        names is None or server.spec.name in names
+                        names is None or any(name in names for name in spelled)
                     ):
                         await server.connection.wait_ready(timeout)
 
