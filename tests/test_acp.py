@@ -639,6 +639,11 @@ async def test_a_subagents_permission_request_is_put_on_its_delegation(
         (request,) = agent.client.permission_requests
         asked = request["toolCall"]
         assert asked["toolCallId"] == call_id and asked["title"] == "Subagent: Edit src/app.py"
+        assert asked["kind"] == "edit"  # acpx showed "Allow tool [other]?" (issue 28)
         assert texts(asked) == ["The subagent asks to run: Edit src/app.py"]
         assert asked["content"][1]["type"] == "diff"
         assert events[-1]["status"] == "completed"
+        # Once answered, the delegation shows its own title and kind again.
+        restored = [e for e in events[1:] if "title" in e]
+        assert restored and "general-purpose" in restored[-1]["title"]
+        assert restored[-1]["kind"] == "think"

@@ -14,7 +14,7 @@ from acp.helpers import text_block
 from tests.support.acp_client import AcpAgent, acp_agent
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import server_env
-from tests.test_acp import choose, edit, new_session, say, texts
+from tests.test_acp import choose, new_session, say, texts
 
 SUMMARY = "SUMMARY-OF-EARLIER-WORK"
 SUMMARIZER = "You summarize a coding session"  # the summary request's system prompt
@@ -73,51 +73,6 @@ async def test_a_write_diff_carries_the_old_text_and_a_plan_its_text(
         assert await say(agent, sid, "make a plan") == "end_turn"
         (request,) = agent.client.permission_requests
         assert texts(request["toolCall"]) == ["1. Edit src/app.py\n2. Test"]
-
-
-async def test_a_subagents_permission_request_names_its_call(
-    fake_model: FakeModelServer, home: Path, project: Path
-) -> None:
-    fake_model.set_script(
-        {
-            "routes": [
-                route(
-                    "bump the answer",
-                    reply(
-                        "",
-                        call(
-                            "Agent",
-                            {
-                                "subagent_type": "general-purpose",
-                                "description": "Bump it",
-                                "prompt": "CHANGE TASK: make answer() return 42",
-                            },
-                        ),
-                    ),
-                    reply("Bumped."),
-                ),
-                route(
-                    "CHANGE TASK",
-                    reply("", edit("return 41", "return 42")),
-                    reply("Changed it."),
-                    system="delegated task",
-                ),
-            ]
-        }
-    )
-    async with acp_agent(env_for(fake_model, home)) as agent:
-        agent.client.permission_answer = choose("allow_once")
-        sid = await new_session(agent, project)
-        assert await say(agent, sid, "bump the answer") == "end_turn"
-        ((call_id, events),) = agent.client.tool_calls(sid).items()
-        (request,) = agent.client.permission_requests
-        asked = request["toolCall"]
-        assert asked["toolCallId"] == call_id
-        assert asked["title"] == "Subagent: Edit src/app.py" and asked["kind"] == "edit"
-        # Once answered, the delegation shows its own title and kind again.
-        restored = [e for e in events[1:] if "title" in e]
-        assert restored and "general-purpose" in restored[-1]["title"]
-        assert restored[-1]["kind"] == "think"
 
 
 async def test_initialize_with_version_0_answers_the_latest(

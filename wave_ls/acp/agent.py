@@ -81,7 +81,7 @@ from wave_ls.acp.updates import SessionUpdates
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.client_paths import UnusablePath, absolute_path, existing_dir
 from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
-from wave_ls.runtime.settings import RuntimeSettings, model_client_for
+from wave_ls.runtime.settings import RuntimeSettings, model_client_for, session_model
 from wave_ls.runtime.transcript import valid_session_id
 
 if TYPE_CHECKING:
@@ -307,11 +307,11 @@ class WaveAgent:
             saved_mode = header.get("permissionMode")
             mode = cast(PermissionMode, saved_mode if saved_mode in PERMISSION_MODES else "default")
             saved_model = header.get("model")
-            model = saved_model if saved_model not in (None, "", "unconfigured") else None
-            given = given_servers(mcp_servers)
-            live = self._open(
-                folder, session_id, model or self.settings.model, mode, messages, given
+            model = session_model(
+                saved_model if isinstance(saved_model, str) else None, self.settings.model
             )
+            given = given_servers(mcp_servers)
+            live = self._open(folder, session_id, model, mode, messages, given)
         return live
 
     async def list_sessions(
@@ -588,7 +588,7 @@ class WaveAgent:
         session = AgentSession(
             cwd=cwd,
             home=self.home,
-            model=model or "unconfigured",
+            model=session_model(model),
             client=model_client_for(self.settings),
             session_id=session_id,
             permission_mode=mode,

@@ -8,7 +8,6 @@ mapping (``updates.py``), the history replay (``history.py``) and the permission
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from acp.schema import (
 
 from wave_ls.runtime.core import expanded
 from wave_ls.runtime.permissions import permission_summary
+from wave_ls.runtime.regular_files import read_regular
 from wave_ls.subagents.activity import key_argument
 from wave_ls.subagents.record import DelegationRecord, delegation_title
 
@@ -180,16 +180,10 @@ def _old_text(path: str | None) -> str | None:
     if path is None:
         return None
     try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > OLD_TEXT_LIMIT:
-            return None  # a FIFO or a device would block or never end
-        with open(path, "rb") as file:
-            data = file.read(OLD_TEXT_LIMIT + 1)
+        data = read_regular(path, OLD_TEXT_LIMIT)  # a FIFO or a device never blocks
     except FileNotFoundError:
         return ""
-    except OSError:
-        return None
-    if len(data) > OLD_TEXT_LIMIT:
+    except (OSError, ValueError):
         return None
     try:
         return data.decode("utf-8")
