@@ -20,7 +20,7 @@ from wave_ls.mcp.config import (
     tool_timeout,
 )
 from wave_ls.mcp.gate import gate
-from wave_ls.runtime.trust import set_trust
+from wave_ls.runtime.trust import is_trusted, set_trust
 
 
 def write(path: Path, data: object) -> None:
@@ -79,13 +79,16 @@ def test_approval_is_kept_per_definition_and_trust_holds_back_committed_servers(
     assert gate(spec, config, home, lambda: False).verdict == "allowed"
     commit_all(project, "commit .mcp.json")
     config = folder_config(project, home)
-    held = gate(config.servers[0], config, home, lambda: False)
+    def trusted() -> bool:  # what the folder's servers ask: the kept decision
+        return is_trusted(project, home)
+
+    held = gate(config.servers[0], config, home, trusted)
     assert held.verdict == "disabled" and "not trusted" in held.reason
     set_trust(project, home, True)
-    assert gate(config.servers[0], config, home, lambda: True).verdict == "allowed"
+    assert gate(config.servers[0], config, home, trusted).verdict == "allowed"
     write(project / ".mcp.json", {"mcpServers": {"p": {"command": "p", "args": ["changed"]}}})
     config = folder_config(project, home)
-    assert gate(config.servers[0], config, home, lambda: True).verdict == "needs-approval"
+    assert gate(config.servers[0], config, home, trusted).verdict == "needs-approval"
 
 
 def test_enable_project_servers_counts_only_in_the_users_own_files(

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from wave_ls.acp import question
 from wave_ls.acp.outbox import Outbox
+from wave_ls.acp.tool_calls import fenced
 
 if TYPE_CHECKING:
     from wave_ls.mcp.config import ServerSpec
@@ -78,14 +79,6 @@ def code_span(text: str, limit: int = 120) -> str:
     ticks = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{ticks}{pad}{flat}{pad}{ticks}"
-
-
-def fenced(text: str) -> str:
-    """``text`` as a fenced code block no line of it can close."""
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}\n{text.rstrip()}\n{fence}"
 
 
 def failed_text(row: dict[str, Any]) -> str:

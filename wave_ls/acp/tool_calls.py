@@ -21,6 +21,7 @@ from acp.schema import (
     ToolKind,
 )
 
+from wave_ls.agents.toolset import MCP_PREFIX
 from wave_ls.runtime.core import expanded
 from wave_ls.runtime.permissions import permission_summary
 from wave_ls.runtime.regular_files import read_regular
@@ -47,7 +48,6 @@ KINDS: dict[str, ToolKind] = {
     "TaskList": "think",
 }
 FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
-MCP_PREFIX = "mcp__"  # an MCP server's tool: mcp__<server>__<tool>
 TITLE_LIMIT = 120
 RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
 OLD_TEXT_LIMIT = 1_000_000  # bytes of a file read to show what a Write replaces
@@ -150,7 +150,7 @@ def final_content(
         return []
     shown = _cut(result)
     if KINDS.get(name, "other") in FENCED and not failed:
-        shown = _fenced(shown)
+        shown = fenced(shown)
     return [tool_content(text_block(shown))]
 
 
@@ -212,7 +212,8 @@ def _cut(text: str) -> str:
     return text[:RESULT_LIMIT] + f"\n… ({len(text) - RESULT_LIMIT:,} more characters)"
 
 
-def _fenced(text: str) -> str:
+def fenced(text: str) -> str:
+    """``text`` as a fenced code block no line of it can close."""
     fence = "```"
     while fence in text:
         fence += "`"

@@ -106,7 +106,6 @@ ON_A_TERMINAL = (
     "wave-ls: serving the Language Server Protocol on stdin/stdout (editors start it this "
     'way); to ask the agent from a terminal: wave-ls run "<prompt>" (wave-ls --help)\n'
 )
-EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer whose reader left
 
 
@@ -117,6 +116,8 @@ def run_subcommand(args: argparse.Namespace) -> int:
     try:
         return int(importlib.import_module(module_name).run(args) or 0)
     except KeyboardInterrupt:
+        from wave_ls.cli.interrupt import EXIT_INTERRUPTED
+
         sys.stderr.write(f"\nwave-ls {args.command}: interrupted\n")
         return EXIT_INTERRUPTED
     except BrokenPipeError:

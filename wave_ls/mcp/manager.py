@@ -257,9 +257,8 @@ class FolderServers:
     def regate_listed(self) -> None:
         """Without a handle: the gates only (nothing starts)."""
         self.servers = {spec.name: Server(spec, self.gate(spec)) for spec in self.config.servers}
-        for name, seen in self.agent_seen.items():
+        for seen in self.agent_seen.values():
             seen.gate = self.gate(seen.spec)
-            self.agent_seen[name] = seen
 
     def _start(self, server: Server, owner: str | None) -> None:
         connection = Connection(

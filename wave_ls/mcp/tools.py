@@ -21,7 +21,6 @@ from wave_ls.runtime.core import Effect, Tool, ToolContext, ToolError, ToolResul
 DESCRIPTION_LIMIT = 2048
 LIST_RESOURCES = "ListMcpResources"
 READ_RESOURCE = "ReadMcpResource"
-RESOURCE_TOOLS = (LIST_RESOURCES, READ_RESOURCE)
 
 
 def full_name(server: str, tool: str) -> str:
