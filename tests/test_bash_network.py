@@ -85,6 +85,8 @@ LOCAL_READ_ONLY = [
     "git show HEAD:scripts/deploy.sh",
     "cat scripts/wget-mirror.sh",
     "curl --version",
+    "command -v curl",  # a lookup (read-only before the network rule too)
+    "command -V wget",
     "pip list",
     "pip show requests",
     "npm ls",

@@ -201,6 +201,8 @@ def words_network(words: Sequence[Word], parse: Parse) -> str | None:
         runner = _RUNNERS.get(name)
         if runner is None:
             return _program_network(name, words[i + 1 :], parse)
+        if name == "command" and args[:1] in (["-v"], ["-V"]):
+            return None  # a lookup, as bash_safety reads it: "command -v curl" runs nothing
         i += 1 + _skip_options(args, runner, _RUNNER_OPERANDS.get(name, 0))
     return None
 
