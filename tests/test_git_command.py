@@ -154,12 +154,13 @@ def test_a_hung_git_is_killed_with_its_group(repo: Path, tmp_path: Path) -> None
 
 @pytest.mark.parametrize("backend", [GitCliBackend(), DulwichBackend()], ids=["git", "dulwich"])
 def test_counting_a_worktrees_changes_runs_nothing_of_the_repository(
-    backend: GitCliBackend | DulwichBackend, repo: Path, tmp_path: Path
+    backend: GitCliBackend | DulwichBackend, repo: Path, shared_dir: Path
 ) -> None:
-    # dulwich runs filter.<x>.clean from the config by itself (in this process).
+    # dulwich runs filter.<x>.clean from the config by itself (in this process). The marker
+    # is where the git backend's inspection sandbox may write: a trap that ran must show.
     path = repo / ".wave" / "worktrees" / "w"
     git(repo, "worktree", "add", "-q", "-b", "worktree-w", str(path))
-    marker = tmp_path / "ran"
+    marker = shared_dir / "ran"
     traps(repo, marker)
     write_files(path, {"a.py": "a = 6\n", "b.py": "b = 1\n"})
     head = git(path, "rev-parse", "HEAD").strip()
@@ -168,4 +169,6 @@ def test_counting_a_worktrees_changes_runs_nothing_of_the_repository(
     diff = backend.diff(path, head)
     assert {change.path for change in diff.files} == {"a.py", "b.py"}
     assert not marker.exists(), marker.read_text()
+    git(path, "status")  # the user's own git runs them: the traps are real
+    assert "fsmonitor" in marker.read_text()
     commit_all(repo, "nothing")  # (the parent still works)
