@@ -54,6 +54,8 @@ def test_ready_machine(project: Path, home: Path, served: dict[str, str]) -> Non
     if abi_version() >= 1:
         assert lines[0].startswith("ok    sandbox   landlock (Landlock ABI")
         assert "tested" in lines[0]
+    # What the permission message for plan mode points to (docs/sandbox.md).
+    assert "without network (plan mode, Explore, Plan): " in done.stdout
     assert done.stdout.rstrip().endswith("Ready.")
 
 

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def sandbox_check(cwd: Path, home: Path) -> Check:
-    from wave_ls.runtime.sandbox import available
+    from wave_ls.runtime.sandbox import available, offline_available
     from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
     from wave_ls.runtime.sandbox.landlock import abi_version
     from wave_ls.runtime.settings import sandbox_env_problems
@@ -95,6 +95,13 @@ def sandbox_check(cwd: Path, home: Path) -> Check:
         f"Landlock: ABI {abi}" if abi >= 1 else "Landlock: not in this kernel (or disabled)",
         f"bubblewrap: {bwrap}" if bwrap else "bubblewrap: not installed or cannot make namespaces",
     ]
+    offline, how = offline_available()
+    details.append(
+        f"without network (plan mode, Explore, Plan): {how}"
+        if offline != "none"
+        else f"without network: no mechanism here ({how}); plan mode asks for every command "
+        "and read-only agents cannot run Bash"
+    )
     wanted = load_sandbox_settings(cwd, home).enabled
     details.append(
         "session sandbox: on (sandbox.enabled in the settings)"

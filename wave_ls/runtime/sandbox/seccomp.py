@@ -151,11 +151,3 @@ class NoInetFilter:
         if _prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(self._prog), 0, 0) != 0:
             code = ctypes.get_errno()
             raise SeccompError(code, f"seccomp filter: {errno.errorcode.get(code, code)}")
-
-
-def no_inet_filter() -> NoInetFilter | None:
-    """The filter for this machine, or None where it cannot be built (another architecture)."""
-    try:
-        return NoInetFilter()
-    except SeccompError:
-        return None
