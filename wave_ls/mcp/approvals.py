@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.git_index import read_regular_file
+from wave_ls.runtime.regular_files import read_if_regular
 
 STORE = Path(".wave") / "mcp-approvals.json"
 MAX_STORE_BYTES = 4 * 1024 * 1024
@@ -29,7 +29,7 @@ def store_path(home: Path) -> Path:
 
 
 def _projects(home: Path) -> dict[str, Any]:
-    raw = read_regular_file(store_path(home), MAX_STORE_BYTES)
+    raw = read_if_regular(store_path(home), MAX_STORE_BYTES)
     if not raw:
         return {}
     try:

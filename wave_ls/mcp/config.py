@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from wave_ls.runtime.git_index import read_regular_file
 from wave_ls.runtime.project_settings import SettingsLayer, read_layers
+from wave_ls.runtime.regular_files import read_if_regular
 
 Scope = Literal["project", "user", "local", "acp", "agent"]
 Transport = Literal["stdio", "http", "sse"]
@@ -278,7 +278,7 @@ def _mcp_json(folder: Path, warnings: list[str]) -> list[ServerSpec]:
     from wave_ls.runtime.trust import from_repository
 
     path = folder / MCP_JSON
-    raw = read_regular_file(path, MAX_MCP_JSON_BYTES)
+    raw = read_if_regular(path, MAX_MCP_JSON_BYTES)
     if raw is None or not raw.strip():
         return []
     try:

@@ -40,12 +40,6 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def read_regular_file(path: Path, limit: int) -> bytes | None:
-    """The bytes of a regular file of at most ``limit`` bytes (symlinks followed), else
-    None: ``regular_files.read_if_regular`` (a FIFO or a device never blocks)."""
-    return read_if_regular(path, limit)
-
-
 def _git_dir_of(dot_git: Path) -> Path | None:
     """The git dir a ``.git`` entry names: the folder itself, or a ``gitdir:`` file's target."""
     info = _lstat(dot_git)
@@ -55,7 +49,7 @@ def _git_dir_of(dot_git: Path) -> Path | None:
         return dot_git
     if not stat.S_ISREG(info.st_mode):
         return None  # a FIFO, a device, a socket, a symlink: not a repository we read
-    data = read_regular_file(dot_git, MAX_GITDIR_FILE)
+    data = read_if_regular(dot_git, MAX_GITDIR_FILE)
     if data is None:
         return None
     text = data.decode("utf-8", "replace").strip()
@@ -96,7 +90,7 @@ def tracked_paths(index: Path) -> frozenset[bytes] | None:
         known = _CACHE.get(index)
     if known is not None and known[0] == key:
         return known[1]
-    data = read_regular_file(index, MAX_INDEX_BYTES)
+    data = read_if_regular(index, MAX_INDEX_BYTES)
     paths: frozenset[bytes] | None = None
     if data is not None:
         try:

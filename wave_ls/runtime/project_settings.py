@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from wave_ls.runtime import trust_store
-from wave_ls.runtime.git_index import from_repository, read_regular_file
+from wave_ls.runtime.git_index import from_repository
+from wave_ls.runtime.regular_files import read_if_regular
 
 PROJECT_FILES = (Path(".wave") / "settings.local.json", Path(".wave") / "settings.json")
 USER_FILE = Path(".wave") / "settings.json"
@@ -113,7 +114,7 @@ def read_settings_file(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"{path}: cannot read the settings ({error}); the file is ignored"
     if not stat.S_ISREG(info.st_mode):  # a FIFO or a device must not hang the reader
         return None, f"{path}: not a regular file; the file is ignored"
-    raw = read_regular_file(path, MAX_SETTINGS_BYTES)
+    raw = read_if_regular(path, MAX_SETTINGS_BYTES)
     if raw is None:
         return None, (
             f"{path}: cannot read the settings (gone, or over {MAX_SETTINGS_BYTES} bytes); "

@@ -33,10 +33,10 @@ from wave_ls.runtime.frontmatter import FrontmatterError, split_frontmatter
 from wave_ls.runtime.git_index import (
     find_repository,
     from_repository,
-    read_regular_file,
     tracked_under,
 )
 from wave_ls.runtime.project_settings import held_back_keys, read_layers
+from wave_ls.runtime.regular_files import read_if_regular
 
 __all__ = [
     "HeldBack",
@@ -209,7 +209,7 @@ def agent_frontmatter_keys(path: Path) -> dict[str, str]:
     """The top-level keys of an agent file's frontmatter, each with the text after its
     colon (comments and quotes off). A line scan, linear in the file: agent frontmatter is a
     block mapping, so a top-level key starts its line."""
-    data = read_regular_file(path, MAX_AGENT_BYTES)
+    data = read_if_regular(path, MAX_AGENT_BYTES)
     if data is None:
         return {}
     try:
@@ -228,7 +228,7 @@ def agent_frontmatter_keys(path: Path) -> dict[str, str]:
 
 
 def _json_object(path: Path) -> dict[str, Any]:
-    data = read_regular_file(path, MAX_JSON_BYTES)
+    data = read_if_regular(path, MAX_JSON_BYTES)
     if data is None:
         return {}
     try:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.git_index import read_regular_file
+from wave_ls.runtime.regular_files import read_if_regular
 
 STORE = Path(".wave") / "trust.json"
 MAX_STORE_BYTES = 4 * 1024 * 1024
@@ -35,7 +35,7 @@ def resolved(folder: Path) -> Path:
 
 
 def _folders(home: Path) -> dict[str, Any]:
-    data = read_regular_file(store_path(home), MAX_STORE_BYTES)
+    data = read_if_regular(store_path(home), MAX_STORE_BYTES)
     if not data:
         return {}
     try:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime import record_seal
-from wave_ls.runtime.git_index import read_regular_file
+from wave_ls.runtime.regular_files import read_if_regular
 from wave_ls.runtime.trust import record_purpose
 
 log = logging.getLogger(__name__)
@@ -184,7 +184,7 @@ def read_record(project: Path, name: str) -> WorktreeRecord | None:
 def _read(path: Path) -> WorktreeRecord | None:
     if not os.path.lexists(path):
         return None
-    raw = read_regular_file(path, MAX_RECORD_BYTES)  # a FIFO planted here must not hang us
+    raw = read_if_regular(path, MAX_RECORD_BYTES)  # a FIFO planted here must not hang us
     if raw is None:
         log.warning("ignoring worktree record %s: not a regular file of a sane size", path)
         return None
