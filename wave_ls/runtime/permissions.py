@@ -183,12 +183,10 @@ def control_file(args: dict[str, Any]) -> str | None:
         rest = parts[index + 1 :]
         if part == ".git":
             return "it is part of a git repository's hooks or configuration"
-        if part in CONTROL_DIRS and (rest[0] in ("agents", "hooks") or rest in CONTROL_FILES):
+        in_dir = rest[0] in ("agents", "hooks") or (len(rest) == 1 and rest[0] in CONTROL_NAMES)
+        if part in CONTROL_DIRS and in_dir:
             return "it holds settings, hooks or agents that later sessions apply"
     return None
-
-
-CONTROL_FILES = {(name,) for name in CONTROL_NAMES}
 
 
 def permission_summary(tool_name: str, args: dict[str, Any]) -> str:
