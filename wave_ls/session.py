@@ -436,18 +436,29 @@ class McpStarter:
     def __init__(self, client: ModelClient, start: Callable[[], None]) -> None:
         self.client = client
         self.start = start
+        self.started = False
+        # What the endpoint is, for the loop's notices (the wrapped client's address).
+        self.base_url: str = getattr(client, "base_url", "") or ""
 
     async def complete(
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
     ) -> ModelResponse:
+        if self.started:
+            return await self.client.complete(request, on_delta)
+
         def delta(text: str) -> None:
-            self.start()
+            self._start()
             if on_delta is not None:
                 on_delta(text)
 
         try:
             return await self.client.complete(request, delta)
         finally:
+            self._start()
+
+    def _start(self) -> None:
+        if not self.started:
+            self.started = True
             self.start()
 
 
