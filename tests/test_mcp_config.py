@@ -79,6 +79,7 @@ def test_approval_is_kept_per_definition_and_trust_holds_back_committed_servers(
     assert gate(spec, config, home, lambda: False).verdict == "allowed"
     commit_all(project, "commit .mcp.json")
     config = folder_config(project, home)
+
     def trusted() -> bool:  # what the folder's servers ask: the kept decision
         return is_trusted(project, home)
 
