@@ -75,7 +75,8 @@ from wave_ls.runtime.core import (
 from wave_ls.runtime.cut_off import CONTINUE_TEXT, repair_calls
 from wave_ls.runtime.model_settings import forcing
 from wave_ls.runtime.permissions import decide, permission_summary
-from wave_ls.runtime.sandbox import cuts_network, without_network
+from wave_ls.runtime.sandbox import Confinement, cuts_network, without_network
+from wave_ls.runtime.tools.descriptor import describe
 
 log = logging.getLogger(__name__)
 
@@ -252,6 +253,25 @@ class Conversation:
     def upcoming(self, name: str) -> Any:
         """The value of the config field ``name`` from the next model round on."""
         return self._pending.get(name, getattr(self.config, name))
+
+    def set_permission_mode(self, mode: PermissionMode) -> None:
+        """Switch the permission mode at once, within a running round too (an approved
+        ``ExitPlanMode``); a switch ``reconfigure`` holds for the next round still comes."""
+        self.config.permission_mode = mode
+
+    def move_to(self, cwd: Path, write_root: Path | None, system_prompt: str) -> None:
+        """Run the tools in ``cwd`` from now on, writing only under ``write_root`` (None: no
+        such bound); ``system_prompt`` (which names the folder) replaces the prompt only
+        while nothing has been said, so the model never sees its prompt change."""
+        self.context = dataclasses.replace(self.context, cwd=cwd, write_root=write_root)
+        if not self.messages:
+            self.config.system_prompt = system_prompt
+
+    def use_sandbox(self, sandbox: Confinement | None) -> None:
+        """Confine the next commands with ``sandbox`` (None: unconfined); a confined Bash
+        needs no approval outside plan mode."""
+        self.context = dataclasses.replace(self.context, sandbox=sandbox)
+        self.config.sandbox_auto_allow = sandbox is not None
 
     def _apply_pending(self) -> None:
         for name, value in self._pending.items():
@@ -758,9 +778,18 @@ class Conversation:
         details: dict[str, Any] | None = None,
     ) -> None:
         arguments = self._shown.get(call.id, call.arguments)
+        described = describe(self._find(call.name))
         self.sink.emit(
             ToolBlockUpdated(
-                call.id, call.name, arguments, status, short_result, result, details or {}
+                call.id,
+                call.name,
+                arguments,
+                status,
+                short_result,
+                result,
+                details or {},
+                described.target(arguments),
+                described.kind,
             )
         )
 
