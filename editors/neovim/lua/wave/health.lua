@@ -139,20 +139,28 @@ local function check_agents(root)
   end
 end
 
---- The project's workspace trust, from the running server (`wave/workspace/status`).
-local function check_trust(root)
-  health.start("Workspace trust")
+--- The answer of the running server of `root` to `method`, or nil (said in the report).
+local function ask_server(root, method, what)
   local client = require("wave.client").get(root)
   if not client then
     health.info("the server is not running for " .. root .. ": :WaveChat starts it")
-    return
+    return nil
   end
-  local compat = require("wave.compat")
-  local response = compat.request_sync(client, "wave/workspace/status", { cwd = root }, 5000)
-  local status = response and response.result
-  if type(status) ~= "table" then
+  local response = require("wave.compat").request_sync(client, method, { cwd = root }, 5000)
+  local result = response and response.result
+  if type(result) ~= "table" then
     local err = response and response.err
-    health.warn("could not read the trust state: " .. (err and err.message or "no answer"))
+    health.warn("could not " .. what .. ": " .. (err and err.message or "no answer"))
+    return nil
+  end
+  return result
+end
+
+--- The project's workspace trust, from the running server (`wave/workspace/status`).
+local function check_trust(root)
+  health.start("Workspace trust")
+  local status = ask_server(root, "wave/workspace/status", "read the trust state")
+  if not status then
     return
   end
   local trust = require("wave.trust")
@@ -169,17 +177,8 @@ end
 --- The project's MCP servers, from the running server (`wave/mcp/list`).
 local function check_mcp(root)
   health.start("MCP servers")
-  local client = require("wave.client").get(root)
-  if not client then
-    health.info("the server is not running for " .. root .. ": :WaveChat starts it")
-    return
-  end
-  local compat = require("wave.compat")
-  local response = compat.request_sync(client, "wave/mcp/list", { cwd = root }, 5000)
-  local listed = response and response.result
-  if type(listed) ~= "table" then
-    local err = response and response.err
-    health.warn("could not list the MCP servers: " .. (err and err.message or "no answer"))
+  local listed = ask_server(root, "wave/mcp/list", "list the MCP servers")
+  if not listed then
     return
   end
   local servers = listed.servers or {}
