@@ -11,7 +11,7 @@ import pytest
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from wave_ls.runtime.core import ModelError, ModelRequest, Usage
-from wave_ls.runtime.model_client import OpenAIModelClient, endpoint_from_env
+from wave_ls.runtime.model_client import OpenAIModelClient
 
 MODEL = "m1"
 
@@ -135,12 +135,6 @@ async def test_a_server_error_is_retried(fake_model: FakeModelServer) -> None:
     response = await client_for(fake_model, max_retries=1).complete(ask("go"))
     assert response.content == "after retry"
     assert len(fake_model.chat_bodies()) == 2
-
-
-def test_endpoint_from_env() -> None:
-    env = {"OPENAI_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "", "WAVE_MODEL": "m"}
-    assert endpoint_from_env(env) == ("http://h/v1", None, "m")
-    assert endpoint_from_env({}) == (None, None, None)
 
 
 # --------------------------------------------------------------------------- failures

@@ -17,7 +17,7 @@ import socket
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,17 +67,6 @@ log = logging.getLogger(__name__)
 _SDK_CLIENTS: weakref.WeakKeyDictionary[
     asyncio.AbstractEventLoop, dict[tuple[str, str, float, int], openai.AsyncOpenAI]
 ] = weakref.WeakKeyDictionary()
-
-
-def endpoint_from_env(
-    env: Mapping[str, str] = os.environ,
-) -> tuple[str | None, str | None, str | None]:
-    """``(OPENAI_BASE_URL, OPENAI_API_KEY, WAVE_MODEL)``, each ``None`` when unset or empty."""
-    return (
-        env.get("OPENAI_BASE_URL") or None,
-        env.get("OPENAI_API_KEY") or None,
-        env.get("WAVE_MODEL") or None,
-    )
 
 
 class OpenAIModelClient:
