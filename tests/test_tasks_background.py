@@ -8,16 +8,18 @@ import asyncio
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.processes import alive
+from tests.support.waiting import until, until_blocking
 from wave_ls.runtime.core import RunUsage, Usage
 from wave_ls.tasks import (
     NOTICE_PREFIX,
     BackgroundTasks,
+    Notice,
     SubagentOutcome,
     TaskError,
     TaskHandle,
@@ -41,13 +43,9 @@ def workdir(tmp_path: Path) -> Path:
     return path
 
 
-async def eventually(predicate: Callable[[], bool], seconds: float = 5.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        await asyncio.sleep(0.02)
-    return predicate()
+def texts(notices: list[Notice]) -> list[str]:
+    """The ``<task-notification>`` blocks of ``take_notices()``."""
+    return [notice.text for notice in notices]
 
 
 def read(path: Path) -> str:
@@ -66,7 +64,7 @@ async def test_shell_output_file_grows_live_and_the_task_completes(
     assert re.fullmatch(r"bash-[0-9a-f]{8}", task_id)
     info = tasks.require(task_id)
     assert info.output_file == home / ".wave" / "tasks" / SESSION / f"{task_id}.output"
-    assert await eventually(lambda: "first" in read(info.output_file))
+    await until(lambda: "first" in read(info.output_file), 5, "the first line")
     assert info.status == "running"
     assert "second" not in read(info.output_file)
 
@@ -75,7 +73,7 @@ async def test_shell_output_file_grows_live_and_the_task_completes(
     assert info.status == "completed"
     assert info.exit_code == 0
     assert output == f"{workdir}\nfirst\nsecond\n"
-    [notice] = tasks.take_notifications()
+    [notice] = texts(tasks.take_notices())
     assert f"<task-id>{task_id}</task-id>" in notice
     assert "<status>completed</status>" in notice
     assert '<summary>Background command "Wait for go" completed (exit code 0)</summary>' in notice
@@ -88,7 +86,7 @@ async def test_a_failing_command_ends_failed_with_its_exit_code(
     task_id = await tasks.start_shell("echo boom >&2; exit 3", workdir, "")
     info, _ = await tasks.read_output(task_id, block=True, timeout=5)
     assert (info.status, info.exit_code) == ("failed", 3)
-    [notice] = tasks.take_notifications()
+    [notice] = texts(tasks.take_notices())
     assert "<status>failed</status>" in notice
     assert "(exit code 3)" in notice
     assert "<result>boom</result>" in notice
@@ -99,7 +97,7 @@ async def test_a_silent_command_says_it_printed_nothing(
 ) -> None:
     task_id = await tasks.start_shell("true", workdir, "Nothing")
     await tasks.read_output(task_id, block=True, timeout=5)
-    [notice] = tasks.take_notifications()
+    [notice] = texts(tasks.take_notices())
     assert "<result>(no output)</result>" in notice
 
 
@@ -110,7 +108,7 @@ async def test_stop_kills_the_whole_process_group(
     # A child that ignores SIGTERM is killed after the grace period (SIGKILL to the group).
     command = prefix + "sleep 60 & echo $! > child.pid; wait"
     task_id = await tasks.start_shell(command, workdir, "Sleep")
-    assert await eventually(lambda: read(workdir / "child.pid").strip() != "")
+    await until(lambda: read(workdir / "child.pid").strip() != "", 5, "the child's pid")
     child = int(read(workdir / "child.pid"))
     shell = tasks.require(task_id).pid
     assert shell is not None and alive(child) and alive(shell)
@@ -120,8 +118,8 @@ async def test_stop_kills_the_whole_process_group(
     assert time.monotonic() - started < 3
     info = tasks.require(task_id)
     assert info.status == "stopped"
-    assert await eventually(lambda: not alive(child) and not alive(shell), 3)
-    [notice] = tasks.take_notifications()
+    await until(lambda: not alive(child) and not alive(shell), 3, "the group's end")
+    [notice] = texts(tasks.take_notices())
     assert "<status>stopped</status>" in notice
     assert '<summary>Background command "Sleep" was stopped</summary>' in notice
     assert "<result>Stopped on request.</result>" in notice
@@ -135,14 +133,14 @@ async def test_stop_of_an_unknown_or_ended_task_returns_false(
     await tasks.read_output(task_id, block=True, timeout=5)
     assert await tasks.stop(task_id) is False
     assert tasks.require(task_id).status == "completed"
-    assert len(tasks.take_notifications()) == 1
+    assert len(tasks.take_notices()) == 1
 
 
 async def test_a_blocking_read_gives_up_after_its_timeout(
     tasks: BackgroundTasks, workdir: Path
 ) -> None:
     task_id = await tasks.start_shell("echo partial; sleep 30", workdir, "")
-    assert await eventually(lambda: "partial" in read(tasks.require(task_id).output_file))
+    await until(lambda: "partial" in read(tasks.require(task_id).output_file), 5, "output")
     started = time.monotonic()
     info, output = await tasks.read_output(task_id, block=True, timeout=0.2)
     assert time.monotonic() - started < 2
@@ -173,7 +171,6 @@ async def test_a_subagent_task_reports_progress_and_completes_with_one_notice(
     async def run(handle: TaskHandle) -> SubagentOutcome:
         handle.write("Glob **/test_*.py")
         handle.report("Glob **/test_*.py · 120 tokens")
-        await asyncio.sleep(0.01)
         handle.write("Read tests/a.py")
         return SubagentOutcome(
             "completed",
@@ -198,7 +195,7 @@ async def test_a_subagent_task_reports_progress_and_completes_with_one_notice(
         ("completed", "Glob **/test_*.py · 120 tokens"),
     ]
     assert woken == [info.task_id]
-    assert tasks.take_notifications() == [
+    assert texts(tasks.take_notices()) == [
         "<task-notification>\n"
         f"<task-id>{info.task_id}</task-id>\n"
         "<task-type>subagent</task-type>\n"
@@ -210,7 +207,7 @@ async def test_a_subagent_task_reports_progress_and_completes_with_one_notice(
         "<worktree>No changes: worktree removed.</worktree>\n"
         "</task-notification>"
     ]
-    assert tasks.take_notifications() == []
+    assert texts(tasks.take_notices()) == []
 
 
 async def test_a_failed_subagent_notice_carries_the_reason_verbatim(
@@ -253,7 +250,8 @@ async def test_stopping_a_subagent_waits_for_its_cleanup(tasks: BackgroundTasks)
             await asyncio.Event().wait()
             raise AssertionError("not reached")
         finally:
-            await asyncio.sleep(0.05)  # e.g. counting the worktree's changes
+            # A cleanup that awaits work elsewhere (counting the worktree's changes, in git).
+            await asyncio.to_thread(lambda: None)
             handle.write("cleanup: worktree kept")
             handle.record(
                 usage=RunUsage(Usage(total_tokens=50), 1),
@@ -269,7 +267,7 @@ async def test_stopping_a_subagent_waits_for_its_cleanup(tasks: BackgroundTasks)
     assert "cleanup: worktree kept\n\n--- stopped ---\nStopped by the user.\n" in read(
         info.output_file
     )
-    [notice] = tasks.take_notifications()
+    [notice] = texts(tasks.take_notices())
     assert "<status>stopped</status>" in notice
     assert '<summary>Agent "Refactor" was stopped</summary>' in notice
     assert "<result>Stopped by the user.</result>" in notice
@@ -290,19 +288,22 @@ async def test_a_subagent_stopped_before_it_ran_still_ends_once(tasks: Backgroun
     assert await tasks.stop(info.task_id) is True  # before the event loop ever ran it
     assert ran == []
     assert info.status == "stopped"
-    assert len(tasks.take_notifications()) == 1
+    assert len(tasks.take_notices()) == 1
 
 
 async def test_two_stops_at_once_stop_it_once(tasks: BackgroundTasks) -> None:
+    running = asyncio.Event()
+
     async def run(handle: TaskHandle) -> SubagentOutcome:
-        await asyncio.sleep(60)
+        running.set()
+        await asyncio.Event().wait()  # until stopped
         return SubagentOutcome("completed", "late")
 
     info = tasks.start_subagent(run, subagent_type="Explore", description="Twice")
-    await asyncio.sleep(0)
+    await running.wait()
     results = await asyncio.gather(tasks.stop(info.task_id), tasks.stop(info.task_id))
     assert sorted(results) == [False, True]
-    assert len(tasks.take_notifications()) == 1
+    assert len(tasks.take_notices()) == 1
 
 
 # --------------------------------------------------------------------------- notices
@@ -330,12 +331,12 @@ async def test_three_tasks_ending_together_give_three_notices_each_taken_once(
 
     def thread_consumer() -> None:
         while not stop.is_set():
-            taken.extend(tasks.take_notifications())
+            taken.extend(texts(tasks.take_notices()))
 
     async def loop_consumer() -> None:
         for _ in range(50):
-            taken.extend(tasks.take_notifications())
-            await asyncio.sleep(0)
+            taken.extend(notice.text for notice in tasks.take_notices())
+            await asyncio.sleep(0)  # a yield, not a wait: the runs end between two takes
 
     threads = [threading.Thread(target=thread_consumer) for _ in range(2)]
     for thread in threads:
@@ -343,12 +344,12 @@ async def test_three_tasks_ending_together_give_three_notices_each_taken_once(
     try:
         gate.set()
         await asyncio.gather(*(loop_consumer() for _ in range(3)))
-        assert await eventually(lambda: len(taken) >= 3, 2)
+        await until(lambda: len(taken) >= 3, 2, "three notices")
     finally:
         stop.set()
         for thread in threads:
             thread.join()
-    taken.extend(tasks.take_notifications())
+    taken.extend(texts(tasks.take_notices()))
     ids = [re.search(r"<task-id>(.*)</task-id>", text).group(1) for text in taken]  # type: ignore[union-attr]
     assert sorted(ids) == sorted(info.task_id for info in started)
     assert sorted(woken) == sorted(ids)
@@ -368,7 +369,7 @@ async def test_a_failing_listener_does_not_break_the_tasks(tasks: BackgroundTask
     info = tasks.start_subagent(run, subagent_type="Explore", description="Robust")
     info, _ = await tasks.read_output(info.task_id, block=True, timeout=5)
     assert info.status == "completed"
-    assert len(tasks.take_notifications()) == 1
+    assert len(tasks.take_notices()) == 1
 
 
 async def test_unsubscribed_listeners_hear_nothing(tasks: BackgroundTasks, workdir: Path) -> None:
@@ -390,7 +391,7 @@ async def test_stop_all_stops_every_running_task_and_refuses_new_ones(
         return SubagentOutcome("completed", "quick")
 
     async def endless(handle: TaskHandle) -> SubagentOutcome:
-        await asyncio.sleep(60)
+        await asyncio.Event().wait()  # until stopped
         return SubagentOutcome("completed", "never")
 
     done = tasks.start_subagent(quick, subagent_type="Explore", description="Quick")
@@ -404,7 +405,8 @@ async def test_stop_all_stops_every_running_task_and_refuses_new_ones(
     assert not tasks.has_running
     statuses = {info.task_id: info.status for info in tasks.list()}
     assert statuses == {done.task_id: "completed", agent.task_id: "stopped", shell_id: "stopped"}
-    assert shell_pid is not None and await eventually(lambda: not alive(shell_pid), 3)
+    assert shell_pid is not None
+    await until(lambda: not alive(shell_pid), 3, "the shell's end")
     notices = tasks.take_notices()
     assert sorted(n.status for n in notices) == ["completed", "stopped", "stopped"]
     assert all("Stopped because the session ended." in n.text for n in notices[1:])
@@ -448,20 +450,20 @@ def test_closing_the_event_loop_without_stop_all_leaves_no_process(
     manager = BackgroundTasks(SESSION, home, kill_grace=0.2)
     pids: list[int] = []
 
-    async def endless(handle: TaskHandle) -> SubagentOutcome:
-        await asyncio.sleep(60)
-        return SubagentOutcome("completed", "never")
-
     async def main() -> None:
+        running = asyncio.Event()
+
+        async def endless(handle: TaskHandle) -> SubagentOutcome:
+            running.set()
+            await asyncio.Event().wait()  # until the loop closes
+            return SubagentOutcome("completed", "never")
+
         task_id = await manager.start_shell("sleep 60", workdir, "Orphan?")
         pids.append(manager.require(task_id).pid or 0)
         manager.start_subagent(endless, subagent_type="Explore", description="Endless")
-        await asyncio.sleep(0.05)
+        await running.wait()
 
     asyncio.run(main())  # returns with both tasks still running: asyncio.run cancels them
     assert [info.status for info in manager.list()] == ["stopped", "stopped"]
-    assert len(manager.take_notifications()) == 2
-    deadline = time.monotonic() + 3
-    while alive(pids[0]) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not alive(pids[0])
+    assert len(manager.take_notices()) == 2
+    until_blocking(lambda: not alive(pids[0]), 3, "the orphaned shell's end")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import until
 from wave_ls.runtime.core import RunUsage, ToolContext, ToolError, Usage, tool_schema
 from wave_ls.runtime.permissions import decide
 from wave_ls.runtime.services import Services
@@ -32,12 +32,7 @@ def ctx(tmp_path: Path, home: Path, tasks: BackgroundTasks) -> ToolContext:
 
 
 async def wait_for_text(path: Path, text: str, seconds: float = 5.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if path.exists() and text in path.read_text():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"{text!r} never appeared in {path}")
+    await until(lambda: path.exists() and text in path.read_text(), seconds, f"{text!r} in {path}")
 
 
 async def test_bash_in_background_then_task_output_partial_then_complete(
@@ -127,8 +122,8 @@ async def test_task_stop_stops_a_running_command(ctx: ToolContext, tasks: Backgr
     result = await TaskStopTool().run({"task_id": task_id}, ctx)
     assert result.content == f"Stopped task {task_id} (Serve)."
     assert result.details["status"] == "stopped"
-    [notice] = tasks.take_notifications()
-    assert "<result>Stopped with TaskStop.</result>" in notice
+    [notice] = tasks.take_notices()
+    assert "<result>Stopped with TaskStop.</result>" in notice.text
 
 
 async def test_task_stop_accepts_the_old_shell_id_name(

@@ -6,8 +6,9 @@
   ``TaskHandle`` and returns a ``SubagentResultLike``.
 - ``stop`` kills a shell's process group (SIGTERM, then SIGKILL) or cancels a subagent's
   coroutine and waits for its own cleanup (``finally``) to finish. Status: ``stopped``.
-- Each task that ends puts exactly one ``<task-notification>`` in the notice queue, whatever
-  ended it; ``take_notifications`` hands each out once.
+- Each task that ends puts exactly one ``Notice`` (its ``<task-notification>``) in the notice
+  queue, whatever ended it; ``take_notices`` hands each out once (the session's inbox turns
+  them into the user-role messages the main agent reads before its next round).
 """
 
 from __future__ import annotations
@@ -126,7 +127,8 @@ class _Entry:
 
 
 class BackgroundTasks:
-    """The background tasks of one main session (``ctx.services["background"]``)."""
+    """The background tasks of one main session (its tools reach them as
+    ``ctx.services.background``)."""
 
     def __init__(
         self,
@@ -305,10 +307,6 @@ class BackgroundTasks:
     def take_notices(self) -> builtins.list[Notice]:
         """Every pending completion notice, each handed out exactly once."""
         return self._notices.take_all()
-
-    def take_notifications(self) -> builtins.list[str]:
-        """The texts of ``take_notices()``: one ``<task-notification>`` block per ended task."""
-        return [notice.text for notice in self._notices.take_all()]
 
     @property
     def pending_notices(self) -> int:

@@ -1,0 +1,41 @@
+"""Waiting for a state that no event announces: a process gone, a file a child process
+wrote, a request the fake model (in its own thread) recorded.
+
+The suite's one polling loop. What has an event waits on it instead (an LSP update:
+``WaveClient.wait_update``; an ACP one: ``RecordingClient.wait_for``; a task's end:
+``BackgroundTasks.read_output(block=True)``); nothing waits a fixed time to see that
+something did *not* happen: it waits for what proves it (the turn ended, a later message
+arrived).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+# How often the state is looked at: short against every timeout, long against the look.
+POLL_S = 0.02
+
+
+async def until(
+    predicate: Callable[[], object], timeout: float = 10.0, what: str = "the condition"
+) -> None:
+    """Return once ``predicate()`` is true; ``AssertionError`` naming ``what`` after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        await asyncio.sleep(POLL_S)  # the polled state has no event (see the module's text)
+
+
+def until_blocking(
+    predicate: Callable[[], object], timeout: float = 10.0, what: str = "the condition"
+) -> None:
+    """``until`` for code outside an event loop (a synchronous test, a helper thread)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(POLL_S)  # the polled state has no event (see the module's text)
