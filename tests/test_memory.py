@@ -11,7 +11,6 @@ import pytest
 from wave_ls.runtime.memory import (
     MemorySettings,
     load_memory,
-    memory_message,
     memory_reminder,
     memory_reminder_for,
 )
@@ -37,7 +36,6 @@ def titles(project: Path, home: Path) -> list[str]:
 def test_no_memory_files_give_no_reminder(project: Path, home: Path) -> None:
     assert load_memory(project, home) == []
     assert memory_reminder([]) is None
-    assert memory_message([]) is None
 
 
 @pytest.mark.parametrize(
@@ -96,16 +94,6 @@ def test_reminder_text_names_each_file_and_wraps_in_system_reminder(
     assert text.endswith("</system-reminder>")
     assert "project's win" in text
     assert memory_reminder_for(project, home) == text
-
-
-def test_memory_message_is_a_meta_user_message(project: Path, home: Path) -> None:
-    write(project / "AGENTS.md", "Always use pnpm.")
-    message = memory_message(load_memory(project, home))
-    assert message is not None
-    assert message.role == "user"
-    assert message.meta["isMeta"] is True
-    assert message.meta["memory"] == [str(project / "AGENTS.md")]
-    assert message.to_openai() == {"role": "user", "content": message.content}
 
 
 def test_disabled_settings_load_nothing(project: Path, home: Path) -> None:

@@ -7,10 +7,12 @@ Sources, in the order the model reads them:
 3. user memory: ``<home>/.wave/AGENTS.md``;
 4. user rules: ``<home>/.wave/rules/**/*.md``, likewise.
 
-They reach the model as one ``<system-reminder>`` user-role message at the start of the
-conversation (``memory_message``). Rules with ``paths:`` apply only to matching files and
-are not loaded here. A subagent with ``omitAgentsMd: true`` gets none of it: its caller simply
-does not call ``load_memory`` (FM-1, EXP-3).
+They reach the model as one ``<system-reminder>`` text (``memory_reminder``), which the
+conversation sends as the user-role message right after the system prompt of every request
+(``AgentConfig.context_reminder``, read once per turn: an edit counts from the next turn);
+it is never stored in the history. Rules with ``paths:`` apply only to matching files and
+are not loaded here. A subagent with ``omitAgentsMd: true`` gets none of it: its reminder
+is ``None`` (FM-1, EXP-3).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from wave_ls.runtime.core import Message
 from wave_ls.runtime.frontmatter import FrontmatterError, optional_frontmatter
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,8 @@ class MemorySource:
 
 @dataclass(frozen=True)
 class MemorySettings:
-    """``enabled=False`` is ``omitAgentsMd``: no memory at all."""
+    """``enabled=False``: no memory at all (what ``omitAgentsMd`` means; the subagent runner
+    gives such an agent no reminder without loading anything)."""
 
     enabled: bool = True
 
@@ -62,8 +64,8 @@ def load_memory(
 ) -> list[MemorySource]:
     """Every memory source that has text, in reading order. Never raises for a bad file.
 
-    ``cwd`` is the session's project directory (for a worktree-isolated subagent, the
-    parent's: memory comes from the parent session).
+    ``cwd`` is the session's working directory (for a subagent, its parent session's, even
+    in an isolated worktree: memory comes from the parent session).
     """
     if settings is not None and not settings.enabled:
         return []
@@ -107,23 +109,11 @@ def memory_reminder_for(
     return memory_reminder(load_memory(cwd, home, settings))
 
 
-def memory_message(sources: list[MemorySource]) -> Message | None:
-    """The user-role message that opens a conversation, or None when there is no memory."""
-    text = memory_reminder(sources)
-    if text is None:
-        return None
-    return Message(
-        "user",
-        text,
-        meta={"isMeta": True, "reminder": True, "memory": [str(s.path) for s in sources]},
-    )
-
-
 # --------------------------------------------------------------------------- files
 
 # (path, is rule) -> (mtime_ns, size, text or None when the file gives nothing). Memory is
-# loaded at every session and subagent start and rules need a YAML parse: a file is read
-# again only when it changed.
+# loaded at every turn of every agent and rules need a YAML parse: a file is read again only
+# when it changed.
 _cache: dict[tuple[Path, bool], tuple[int, int, str | None]] = {}
 
 
