@@ -35,6 +35,8 @@ export interface ToolItem {
   arguments: string;
   status: ToolStatus;
   shortResult: string;
+  /** What the call works on, from the server (absent from an older one). */
+  target?: string;
   result?: string;
   details?: AgentDetails;
   progress?: AgentProgress;
@@ -172,6 +174,7 @@ function applyUpdate(state: ChatState, u: SessionUpdate): ChatState {
         arguments: u.arguments ?? '',
         status: u.status,
         shortResult: u.shortResult ?? '',
+        ...(typeof u.target === 'string' ? { target: u.target } : {}),
         ...(u.result !== undefined ? { result: u.result } : {}),
         ...(u.details ? { details: u.details } : {}),
       };

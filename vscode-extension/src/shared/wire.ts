@@ -97,6 +97,10 @@ export type SessionUpdate =
       arguments: string;
       status: ToolStatus;
       shortResult?: string;
+      /** What the call works on (its tool's key argument, one line); absent from older servers. */
+      target?: string;
+      /** The tool's kind (read, edit, execute, search, fetch, think, other, ...). */
+      toolKind?: string;
       result?: string;
       details?: AgentDetails;
     }

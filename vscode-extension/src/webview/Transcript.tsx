@@ -101,7 +101,7 @@ function StatusIcon({ status }: { status: ToolItem['status'] }): JSX.Element {
 function ToolBlock({ item, cwd }: { item: ToolItem; cwd: string }): JSX.Element {
   const [open, setOpen] = useState(false);
   const args = useMemo(() => parseArgs(item.arguments), [item.arguments]);
-  const target = toolTarget(item.name, args, cwd);
+  const target = toolTarget(item.target, args, cwd);
   return (
     <div class={`tool tool-${item.status}`} data-tool={item.name}>
       <button class="tool-head" type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
@@ -253,7 +253,7 @@ function PermissionCard({ item, cwd }: { item: PermissionItem; cwd: string }): J
     });
   };
   const bash = request.toolName === 'Bash';
-  const target = bash ? '' : toolTarget(request.toolName, args, cwd);
+  const target = bash ? '' : toolTarget(undefined, args, cwd);
   const what = bash ? 'run this command' : target ? `${toolLabel(request.toolName)} ${target}` : request.summary;
   if (!pending) {
     return (

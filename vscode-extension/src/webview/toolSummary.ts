@@ -11,10 +11,6 @@ export function parseArgs(text: string | Record<string, unknown> | undefined): R
   }
 }
 
-function str(v: unknown): string {
-  return typeof v === 'string' ? v : v === undefined || v === null ? '' : JSON.stringify(v);
-}
-
 export function shortPath(p: string, cwd?: string): string {
   if (cwd && p.startsWith(cwd + '/')) return p.slice(cwd.length + 1);
   return p;
@@ -32,36 +28,16 @@ export function toolLabel(name: string): string {
   return m ? `${m[1]} · ${m[2]}` : name;
 }
 
-/** What the call works on: the file, the command, the pattern, ... */
-export function toolTarget(name: string, args: Record<string, unknown>, cwd?: string): string {
-  switch (name) {
-    case 'Read':
-    case 'Write':
-    case 'Edit':
-      return shortPath(str(args.file_path), cwd);
-    case 'Bash':
-      return oneLine(str(args.command));
-    case 'Grep':
-      return `${str(args.pattern)}${args.path ? ` in ${shortPath(str(args.path), cwd)}` : ''}`;
-    case 'Glob':
-      return str(args.pattern);
-    case 'WebFetch':
-      return str(args.url);
-    case 'WebSearch':
-      return str(args.query);
-    case 'Agent':
-      return str(args.description);
-    case 'Skill':
-      return str(args.skill ?? args.name);
-    case 'TaskOutput':
-    case 'TaskStop':
-    case 'TaskGet':
-      return str(args.task_id ?? args.taskId ?? args.shell_id);
-    default: {
-      const first = Object.values(args).find((v) => typeof v === 'string');
-      return first ? oneLine(first as string, 60) : '';
-    }
-  }
+/**
+ * What the call works on: `src/app.py` for a Read, `pytest -q` for a Bash. The server
+ * computes it from the tool's descriptor (a tool block's `target`); from a server that
+ * sends none (an older one) or where there is no block (a permission request), the first
+ * text argument stands in. A path under `cwd` is shown relative to it.
+ */
+export function toolTarget(target: string | undefined, args: Record<string, unknown>, cwd?: string): string {
+  if (typeof target === 'string') return oneLine(shortPath(target, cwd));
+  const first = Object.values(args).find((v) => typeof v === 'string' && v.trim() !== '');
+  return first ? oneLine(shortPath(first as string, cwd), 60) : '';
 }
 
 export function formatTokens(n: number | undefined): string {
