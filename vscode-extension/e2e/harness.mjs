@@ -221,6 +221,34 @@ export class World {
     return r.json();
   }
 
+  /** The Wave chat webview's frame (its `.app .input` is there), waited for. */
+  async chatFrame() {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      for (const frame of this.page.frames()) {
+        try {
+          if (await frame.$('.app .input')) return frame;
+        } catch {
+          // a frame that went away
+        }
+      }
+      await this.page.waitForTimeout(250);
+    }
+    throw new Error('the Wave chat view did not appear');
+  }
+
+  /** Opens the Wave view, widens the side bar by 200 px, and gives the chat's frame. */
+  async openChat() {
+    await this.page.locator('.activitybar [aria-label^="Wave"]').first().click();
+    const frame = await this.chatFrame();
+    const box = await this.page.locator('.part.sidebar').boundingBox();
+    await this.page.mouse.move(box.x + box.width + 1, box.y + 300);
+    await this.page.mouse.down();
+    await this.page.mouse.move(box.x + box.width + 200, box.y + 300, { steps: 8 });
+    await this.page.mouse.up();
+    return frame;
+  }
+
   async screenshot(name) {
     const file = join(outputDir, 'screenshots', `${name}.png`);
     await this.page.mouse.move(900, 880); // no hover tooltips in the picture

@@ -18,20 +18,6 @@ const world = new World({ name: 'mcp', files: mcpFiles(python, serverScript) });
 let page;
 let view;
 
-async function chatFrame() {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      try {
-        if (await frame.$('.app .input')) return frame;
-      } catch {
-        // a frame that went away
-      }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error('the Wave chat view did not appear');
-}
 
 const header = () => page.locator('.pane-header', { hasText: 'MCP Servers' });
 const pane = () => page.locator('.pane', { has: header() });
@@ -83,13 +69,7 @@ after(async () => {
 });
 
 test('a project server waits for approval: the view says so and a notification asks once', async () => {
-  await page.locator('.activitybar [aria-label^="Wave"]').first().click();
-  view = await chatFrame();
-  const box = await page.locator('.part.sidebar').boundingBox();
-  await page.mouse.move(box.x + box.width + 1, box.y + 300);
-  await page.mouse.down();
-  await page.mouse.move(box.x + box.width + 200, box.y + 300, { steps: 8 });
-  await page.mouse.up();
+  view = await world.openChat();
   if ((await header().getAttribute('aria-expanded')) !== 'true') await header().click();
   await rowSays(/needs approval/);
   await command('Notifications: Show Notifications');

@@ -15,20 +15,6 @@ const world = new World({ name: 'untrusted', files: HOSTILE_FILES, workspaceTrus
 let page;
 let view;
 
-async function chatFrame() {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      try {
-        if (await frame.$('.app .input')) return frame;
-      } catch {
-        // a frame that went away
-      }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error('the Wave chat view did not appear');
-}
 
 function trustKept() {
   const file = join(world.home, '.wave', 'trust.json');
@@ -45,13 +31,7 @@ after(async () => {
 });
 
 test('Restricted Mode: the chat works and says in one notice what the repository may not do', async () => {
-  await page.locator('.activitybar [aria-label^="Wave"]').first().click();
-  view = await chatFrame();
-  const box = await page.locator('.part.sidebar').boundingBox();
-  await page.mouse.move(box.x + box.width + 1, box.y + 300);
-  await page.mouse.down();
-  await page.mouse.move(box.x + box.width + 200, box.y + 300, { steps: 8 });
-  await page.mouse.up();
+  view = await world.openChat();
   await view.locator('.input').click();
   await page.keyboard.type(MESSAGES.untrusted, { delay: 5 });
   await page.keyboard.press('Enter');

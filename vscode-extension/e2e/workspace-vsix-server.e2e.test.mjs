@@ -14,20 +14,7 @@ const world = new World({ name: 'vsix-server', bundledServer: true });
 let page;
 let view;
 
-async function chatFrame() {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    for (const frame of page.frames()) {
-      try {
-        if (await frame.$('.app .input')) return frame;
-      } catch {
-        // a frame that went away
-      }
-    }
-    await page.waitForTimeout(250);
-  }
-  throw new Error('the Wave chat view did not appear');
-}
+const chatFrame = () => world.chatFrame();
 
 const envDir = () => join(world.userData, 'User', 'globalStorage', 'wave-ls.wave-ls', 'server-env');
 
