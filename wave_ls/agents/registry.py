@@ -152,12 +152,6 @@ class AgentRegistry:
         with self._lock:
             self._plugins = {**self._plugins, name: Path(directory)}
 
-    def unregister_plugin(self, name: str) -> None:
-        """Remove a plugin added with ``register_plugin``; its agents are gone from the next
-        ``load`` (MENTION-9). Unknown names are ignored."""
-        with self._lock:
-            self._plugins = {k: v for k, v in self._plugins.items() if k != name}
-
     def plugins(self) -> dict[str, Path]:
         """The plugins added with ``register_plugin``."""
         return dict(self._plugins)
