@@ -13,9 +13,10 @@ import contextlib
 import dataclasses
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from wave_ls.agents import AgentCatalog
 from wave_ls.chat_input.mentions import (
@@ -29,6 +30,7 @@ from wave_ls.mcp.manager import McpManager, default_manager
 from wave_ls.mcp.tools import LiveTools
 from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.background_work import run_task
+from wave_ls.runtime.client_paths import UnusablePath, existing_dir
 from wave_ls.runtime.context import ContextPolicy, load_context_settings
 from wave_ls.runtime.core import (
     EventSink,
@@ -52,7 +54,14 @@ from wave_ls.runtime.services import Services
 from wave_ls.runtime.session_index import read_summary
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.runtime.tools.task_list import TaskList
-from wave_ls.runtime.transcript import TranscriptWriter, load_transcript, transcript_path
+from wave_ls.runtime.transcript import (
+    InvalidSessionId,
+    SavedSession,
+    TranscriptWriter,
+    UnreadableTranscript,
+    read_saved,
+    transcript_path,
+)
 from wave_ls.subagents.agent_mcp import SessionMcp
 from wave_ls.subagents.agent_tool import AgentTool
 from wave_ls.subagents.runner import SubagentHost
@@ -225,6 +234,23 @@ class AgentSession:
     def model(self) -> str:
         return self.conversation.config.model
 
+    @property
+    def permission_mode(self) -> PermissionMode:
+        """The permission mode from the next model round on (a switch asked for during a
+        turn included)."""
+        mode: PermissionMode = self.conversation.upcoming("permission_mode")
+        return mode
+
+    @property
+    def working_dir(self) -> Path:
+        """Where the session's tools run now: its folder, or the session worktree it is in."""
+        return self.conversation.context.cwd
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of every model request of the session so far."""
+        return self.conversation.usage
+
     async def send(
         self, text: str, *, supplied_files: Mapping[str, str] | None = None
     ) -> TurnResult:
@@ -317,10 +343,7 @@ class AgentSession:
 
     def _moved(self, cwd: Path, write_root: Path | None) -> None:
         """The session entered or left a worktree: its tools run there from now on."""
-        context = self.conversation.context
-        self.conversation.context = dataclasses.replace(context, cwd=cwd, write_root=write_root)
-        if not self.conversation.messages:  # nothing said yet: the prompt names where it works
-            self.conversation.config.system_prompt = main_system_prompt(cwd)
+        self.conversation.move_to(cwd, write_root, main_system_prompt(cwd))
 
     def task_changed(self, callback: Callable[[TaskInfo], None]) -> None:
         self.tasks.on_change(callback)
@@ -344,8 +367,7 @@ class AgentSession:
         if self.sandbox is not None:
             self._retired_sandboxes.append(self.sandbox)
         self.sandbox = sandbox
-        self.conversation.config.sandbox_auto_allow = sandbox is not None
-        self.conversation.context = dataclasses.replace(self.conversation.context, sandbox=sandbox)
+        self.conversation.use_sandbox(sandbox)
 
     def configure(
         self, *, permission_mode: PermissionMode | None = None, model: str | None = None
@@ -358,7 +380,7 @@ class AgentSession:
             self.conversation.config.params = options.params()
             self.conversation.config.tool_choice = options.tool_choice
             self.conversation.config.reply_prefix = options.reply_prefix
-        mode: PermissionMode = self.conversation.upcoming("permission_mode")
+        mode = self.permission_mode
         chosen: str = self.conversation.upcoming("model")
         if self.transcript is not None and (permission_mode or model):
             changed = {"permissionMode": permission_mode, "model": model}
@@ -481,8 +503,8 @@ class PlanModeExit:
         self.session = session
 
     async def exit(self, plan: str, tool_call_id: str = "") -> bool:
-        config = self.session.conversation.config
-        if config.permission_mode != "plan":
+        conversation = self.session.conversation
+        if conversation.config.permission_mode != "plan":
             return True
         request = PermissionRequest(
             "ExitPlanMode",
@@ -491,15 +513,92 @@ class PlanModeExit:
             effect="session",
             tool_call_id=tool_call_id,
         )
-        decision = await self.session.conversation.asker.ask(request)
+        decision = await conversation.asker.ask(request)
         if decision.allowed:
-            config.permission_mode = "default"
+            conversation.set_permission_mode("default")
         return decision.allowed
 
 
-def resume_messages(home: Path, session_id: str) -> tuple[dict[str, Any], list[Message]] | None:
-    """The header and messages of a saved session, or None when there is no transcript."""
-    path = transcript_path(home, session_id)
-    if not path.exists():
-        return None
-    return load_transcript(path)
+# ---------------------------------------------------------------------- for the adapters
+
+Opened = TypeVar("Opened")
+Item = TypeVar("Item")
+
+
+class CannotResume(ValueError):
+    """A saved session that cannot be opened again; the message says why (the id is not one
+    of ours, nothing is saved, the transcript is not loaded, or the folder is not usable)."""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """What a saved session is opened again with (``open_saved`` decides it)."""
+
+    session_id: str
+    cwd: Path
+    model: str
+    permission_mode: PermissionMode
+    messages: list[Message]
+
+
+async def load_saved(home: Path, session_id: str) -> SavedSession | None:
+    """The saved session ``session_id`` (None: nothing saved), read off the event loop;
+    ``CannotResume`` for an id that is not one of ours or a transcript that is not loaded."""
+    try:
+        return await asyncio.to_thread(read_saved, home, session_id)
+    except InvalidSessionId:
+        raise CannotResume(f"invalid sessionId {session_id!r}") from None
+    except UnreadableTranscript as error:
+        raise CannotResume(f"session {session_id!r}: {error}") from None
+
+
+async def open_saved(
+    home: Path,
+    session_id: str,
+    open_session: Callable[[Resume], Opened],
+    *,
+    cwd: str | None = None,
+    model: str | None = None,
+    permission_mode: PermissionMode | None = None,
+    configured_model: str | None = None,
+    default_mode: PermissionMode = "default",
+) -> Opened:
+    """Open the saved session ``session_id`` again: the one way both adapters resume.
+
+    Its folder is ``cwd`` when given, else the saved one; its model the client's ``model``,
+    else the saved one, else ``configured_model`` (a session saved while no model was
+    configured runs on the configured one, never on the placeholder it was saved with); its
+    mode ``permission_mode``, else the saved one, else ``default_mode``. ``open_session``
+    makes the session from that (the adapter's own wiring: sink, asker, catalog) and what it
+    returns is returned. ``CannotResume`` says why a session cannot be opened again.
+    """
+    from wave_ls.runtime.settings import session_model
+
+    saved = await load_saved(home, session_id)
+    if saved is None:
+        raise CannotResume(f"no saved session {session_id!r}")
+    header = saved.header
+    try:
+        folder = existing_dir(cwd or header.cwd, "cwd")
+    except UnusablePath as error:
+        raise CannotResume(str(error)) from None
+    return open_session(
+        Resume(
+            session_id=session_id,
+            cwd=folder,
+            model=session_model(model, header.model, configured_model),
+            permission_mode=permission_mode or header.permission_mode or default_mode,
+            messages=saved.messages,
+        )
+    )
+
+
+async def close_all(items: Iterable[Item], close: Callable[[Item], Awaitable[object]]) -> None:
+    """End every session at once (a shutdown, a connection closed): ``close`` (the adapter's
+    own ending of one, which calls ``AgentSession.close``) runs for all of them together, so
+    that one slow session (a background task that takes its time to stop) does not hold up
+    the others. One that fails is logged; the others still end."""
+    results = await asyncio.gather(*(close(item) for item in items), return_exceptions=True)
+    for result in results:
+        if isinstance(result, BaseException) and not isinstance(result, asyncio.CancelledError):
+            log.error("a session did not close cleanly", exc_info=result)

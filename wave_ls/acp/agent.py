@@ -82,7 +82,6 @@ from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.client_paths import UnusablePath, absolute_path, existing_dir
 from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
 from wave_ls.runtime.settings import RuntimeSettings, model_client_for, session_model
-from wave_ls.runtime.transcript import valid_session_id
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -91,13 +90,12 @@ if TYPE_CHECKING:
 
     from wave_ls.agents import AgentRegistry
     from wave_ls.mcp.config import ServerSpec
-    from wave_ls.session import AgentSession
+    from wave_ls.session import AgentSession, Resume
 
 log = logging.getLogger(__name__)
 
 INVALID_PARAMS = -32602
 SESSION_BUSY = -32010  # as wave/chat/send over LSP
-MAX_ROUNDS_PREFIX = "stopped after"  # the loop's turn-limit error
 MODE_OPTION = "mode"  # the configuration option that is the permission mode
 MODES: dict[PermissionMode, tuple[str, str]] = {
     "default": ("Default", "Ask before edits and commands"),
@@ -242,7 +240,7 @@ class WaveAgent:
         given = given_servers(mcp_servers)
         live = self._open(folder, uuid.uuid4().hex, self.settings.model, "default", [], given)
         self._after_open(live)
-        mode = live.session.conversation.upcoming("permission_mode")
+        mode = live.session.permission_mode
         return NewSessionResponse(
             session_id=live.session.id, modes=mode_state(mode), config_options=config_options(mode)
         )
@@ -256,7 +254,7 @@ class WaveAgent:
             self.outbox.put(session_id, update)
         await self.outbox.drain()  # the history first, then the answer
         self._after_open(live)
-        mode = live.session.conversation.upcoming("permission_mode")
+        mode = live.session.permission_mode
         return LoadSessionResponse(modes=mode_state(mode), config_options=config_options(mode))
 
     async def resume_session(
@@ -265,19 +263,22 @@ class WaveAgent:
         """``session/load`` without the history sent again (the client has it)."""
         live = await self._reopen(cwd, session_id, mcp_servers, "session/resume")
         self._after_open(live)
-        mode = live.session.conversation.upcoming("permission_mode")
+        mode = live.session.permission_mode
         return ResumeSessionResponse(modes=mode_state(mode), config_options=config_options(mode))
 
     async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
         """End one session: its turn cancelled, its background tasks stopped, its transcript
         closed (``session/load`` or ``session/resume`` opens it again)."""
-        live = self._live(session_id, "session/close")
-        del self.sessions[session_id]
+        await self._close(self._live(session_id, "session/close"))
+        return CloseSessionResponse()
+
+    async def _close(self, live: LiveSession) -> None:
+        if self.sessions.get(live.session.id) is live:
+            del self.sessions[live.session.id]
         for turn in live.prompts:
             turn.cancel()
         await live.commands.stop()
-        await live.session.close()
-        return CloseSessionResponse()
+        await live.session.close()  # its own MCP servers stop, the folder's with the last
 
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **_: Any
@@ -286,33 +287,33 @@ class WaveAgent:
         if config_id != MODE_OPTION:
             raise invalid(f"session/set_config_option: unknown configId {config_id!r}")
         self._set_mode(live, value, "session/set_config_option")
-        mode = live.session.conversation.upcoming("permission_mode")
+        mode = live.session.permission_mode
         return SetSessionConfigOptionResponse(config_options=config_options(mode))
 
     async def _reopen(
         self, cwd: str, session_id: str, mcp_servers: list[Any] | None, method: str
     ) -> LiveSession:
-        """The session open on this connection, else the saved one opened again."""
-        from wave_ls.session import resume_messages
+        """The session open on this connection, else the saved one opened again
+        (``open_saved``), in the mode it last had."""
+        from wave_ls.session import CannotResume, open_saved
 
         live = self.sessions.get(session_id)
-        if live is None:
-            if not valid_session_id(session_id):
-                raise invalid(f"{method}: invalid sessionId {session_id!r}")
-            saved = await asyncio.to_thread(resume_messages, self.home, session_id)
-            if saved is None:
-                raise invalid(f"{method}: no saved session {session_id!r}")
-            header, messages = saved
-            folder = existing_folder(cwd or str(header.get("cwd", "")), method)
-            saved_mode = header.get("permissionMode")
-            mode = cast(PermissionMode, saved_mode if saved_mode in PERMISSION_MODES else "default")
-            saved_model = header.get("model")
-            model = session_model(
-                saved_model if isinstance(saved_model, str) else None, self.settings.model
+        if live is not None:
+            return live
+        given = given_servers(mcp_servers)
+
+        def reopen(saved: Resume) -> LiveSession:
+            # Opened by a request that came while this one read the disk: that one.
+            return self.sessions.get(session_id) or self._open(
+                saved.cwd, session_id, saved.model, saved.permission_mode, saved.messages, given
             )
-            given = given_servers(mcp_servers)
-            live = self._open(folder, session_id, model, mode, messages, given)
-        return live
+
+        try:
+            return await open_saved(
+                self.home, session_id, reopen, cwd=cwd, configured_model=self.settings.model
+            )
+        except CannotResume as error:
+            raise invalid(f"{method}: {error}") from None
 
     async def list_sessions(
         self, cwd: str | None = None, cursor: str | None = None, **_: Any
@@ -403,7 +404,7 @@ class WaveAgent:
         if result.status == "cancelled":
             return PromptResponse(stop_reason="cancelled")
         if result.status == "failed":
-            if (result.error or "").startswith(MAX_ROUNDS_PREFIX):
+            if result.limit_reached:
                 return PromptResponse(stop_reason="max_turn_requests")
             raise RequestError(-32603, f"wave-ls: {result.error or 'the turn failed'}")
         return PromptResponse(stop_reason="end_turn")
@@ -422,10 +423,9 @@ class WaveAgent:
         """End every session (the connection closed): turns cancelled, background tasks
         stopped, transcripts closed."""
         from wave_ls.mcp.status_events import LISTENERS
+        from wave_ls.session import close_all
 
-        for live in list(self.sessions.values()):
-            await live.commands.stop()
-            await live.session.close()  # its own MCP servers stop, the folder's with the last
+        await close_all(list(self.sessions.values()), self._close)
         self.sessions.clear()
         if self._mcp_status in LISTENERS:
             LISTENERS.remove(self._mcp_status)
@@ -569,8 +569,8 @@ class WaveAgent:
         updates = SessionUpdates(
             session_id,
             self.outbox,
-            cwd=lambda: current().conversation.context.cwd,
-            mode=lambda: current().conversation.upcoming("permission_mode"),
+            cwd=lambda: current().working_dir,
+            mode=lambda: current().permission_mode,
             announced_mode=mode,
         )
 

@@ -19,12 +19,14 @@ import os
 import re
 import stat
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
-from wave_ls.runtime.core import Message
+from wave_ls.runtime.core import PERMISSION_MODES, Message, PermissionMode
 from wave_ls.runtime.regular_files import FileTooLarge, NotRegularFile, read_regular
 from wave_ls.runtime.text import json_dumps
 
@@ -250,3 +252,55 @@ def load_transcript(path: Path) -> tuple[dict[str, Any], list[Message]]:
             where = "torn last line" if number - 1 == last else "corrupt line"
             log.warning("transcript %s: %s %d skipped (%s)", path, where, number, error)
     return header, messages
+
+
+@dataclass(frozen=True)
+class SavedHeader:
+    """A transcript's header as a resume reads it, with the last ``config`` record's values.
+
+    ``model`` and ``permission_mode`` are None when missing or not usable (a mode that is
+    not one of the four); ``model`` may be the placeholder a session saved while no model
+    was configured (``runtime.settings.session_model`` passes over it).
+    """
+
+    session_id: str
+    cwd: str  # as written; "" when missing
+    model: str | None
+    permission_mode: PermissionMode | None
+    created_at: str  # ISO 8601; "" when missing
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any], session_id: str) -> SavedHeader:
+        """The header of ``load_transcript``'s first value (``{}`` for a missing header)."""
+        model = record.get("model")
+        mode = record.get("permissionMode")
+        cwd = record.get("cwd")
+        created = record.get("createdAt")
+        return cls(
+            session_id=session_id,
+            cwd=cwd if isinstance(cwd, str) else "",
+            model=model if isinstance(model, str) and model else None,
+            permission_mode=cast(PermissionMode, mode) if mode in PERMISSION_MODES else None,
+            created_at=created if isinstance(created, str) else "",
+        )
+
+
+@dataclass(frozen=True)
+class SavedSession:
+    """A saved session: its header and its messages."""
+
+    header: SavedHeader
+    messages: list[Message]
+
+
+def read_saved(home: Path, session_id: str) -> SavedSession | None:
+    """The saved session ``session_id`` of ``home``, or None when it has no transcript.
+
+    ``UnreadableTranscript`` for a transcript that is not loaded (``load_transcript``);
+    ``InvalidSessionId`` for an id that is not one of ours.
+    """
+    path = transcript_path(home, session_id)
+    if not path.exists():
+        return None
+    record, messages = load_transcript(path)
+    return SavedSession(SavedHeader.from_record(record, session_id), messages)

@@ -34,10 +34,11 @@ class SessionRegistry:
         self.discard(session_id)
 
     async def close_all(self) -> None:
-        """End every session (shutdown): turns cancelled, background tasks stopped (their
-        stop rules run), transcripts closed."""
-        for session_id in list(self.sessions):
-            await self.close(session_id)
+        """End every session at once (shutdown, ``session.close_all``): turns cancelled,
+        background tasks stopped (their stop rules run), transcripts closed."""
+        from wave_ls.session import close_all
+
+        await close_all(list(self.sessions), self.close)
 
     def get(self, session_id: str, method: str) -> AgentSession:
         session = self.sessions.get(session_id)

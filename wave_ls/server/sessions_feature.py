@@ -14,7 +14,7 @@ from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import PERMISSION_MODES, Message, ModelClient, PermissionMode
 from wave_ls.runtime.services import Services
-from wave_ls.runtime.transcript import UnreadableTranscript, valid_session_id
+from wave_ls.runtime.transcript import valid_session_id
 from wave_ls.server.app import WaveServer
 from wave_ls.server.editor_lsp import editor_lsp_for
 from wave_ls.server.params import (
@@ -30,7 +30,8 @@ from wave_ls.server.trust_feature import announce
 from wave_ls.server.updates import SessionUpdateSink
 
 if TYPE_CHECKING:  # the runtime is imported at the first session, not at start-up
-    from wave_ls.session import AgentSession
+    from wave_ls.runtime.transcript import SavedSession
+    from wave_ls.session import AgentSession, Resume
 
 SESSION_NEW = "wave/session/new"
 CHAT_SEND = "wave/chat/send"
@@ -100,32 +101,8 @@ def register(server: WaveServer) -> None:
         cwd_text = field(p, "cwd", str, SESSION_NEW)
         resume_id = field(p, "sessionId", str, SESSION_NEW)
         worktree = field(p, "worktree", str, SESSION_NEW)
-        registry = ls.sessions
         if resume_id is not None:
-            if not valid_session_id(resume_id):
-                raise JsonRpcInvalidParams(f"{SESSION_NEW}: invalid sessionId {resume_id!r}")
-            if resume_id in registry.sessions:
-                return {"sessionId": resume_id, "resumed": True}
-            saved = await saved_session(ls, resume_id, SESSION_NEW)
-            if resume_id in registry.sessions:  # resumed by a request that came meanwhile
-                return {"sessionId": resume_id, "resumed": True}
-            if saved is None:
-                raise JsonRpcInvalidParams(f"{SESSION_NEW}: no saved session {resume_id!r}")
-            header, messages = saved
-            cwd = existing_dir(cwd_text or str(header.get("cwd", "")), "cwd", SESSION_NEW)
-            saved_mode = header.get("permissionMode")
-            session = open_session(
-                ls,
-                cwd=cwd,
-                model=model or header.get("model"),
-                # The mode the session last had, unless the client asks for another.
-                permission_mode=chosen_mode
-                or (saved_mode if saved_mode in PERMISSION_MODES else mode),
-                session_id=resume_id,
-                messages=messages,
-            )
-            run_task(announce(ls, session), "workspace trust of a resumed session")
-            return {"sessionId": session.id, "resumed": True}
+            return await resume(ls, resume_id, cwd=cwd_text, model=model, mode=chosen_mode)
         if cwd_text is None:
             raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
         cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
@@ -155,11 +132,7 @@ def register(server: WaveServer) -> None:
             raise JsonRpcServerError(str(exc), SESSION_BUSY_CODE) from exc
         except asyncio.CancelledError:
             sink.flush()
-            return {
-                "status": "cancelled",
-                "text": "",
-                "usage": session.conversation.usage.to_json(),
-            }
+            return {"status": "cancelled", "text": "", "usage": session.usage.to_json()}
         sink.flush()
         reply: dict[str, Any] = {
             "status": result.status,
@@ -182,7 +155,7 @@ def register(server: WaveServer) -> None:
             saved = await saved_session(ls, session_id, SESSION_MESSAGES)
         if saved is None:
             raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
-        return {"messages": [message.to_json() for message in saved[1]]}
+        return {"messages": [message.to_json() for message in saved.messages]}
 
     @server.feature(SESSION_LIST)
     async def session_list(ls: WaveServer, params: Any) -> dict[str, Any]:
@@ -245,17 +218,62 @@ def register(server: WaveServer) -> None:
         return {"permissionMode": mode_now, "model": model_now}
 
 
-async def saved_session(
-    ls: WaveServer, session_id: str, method: str
-) -> tuple[dict[str, Any], list[Message]] | None:
-    """A saved session's header and messages (None: none saved); InvalidParams saying why
-    for a transcript that is not loaded (too big, not a regular file)."""
-    from wave_ls.session import resume_messages
+async def resume(
+    ls: WaveServer,
+    session_id: str,
+    *,
+    cwd: str | None,
+    model: str | None,
+    mode: PermissionMode | None,
+) -> dict[str, Any]:
+    """``wave/session/new`` with a ``sessionId``: the live session, else the saved one opened
+    again (``open_saved``) in the mode it last had unless the client asks for another."""
+    from wave_ls.session import CannotResume, open_saved
+
+    registry = ls.sessions
+    if session_id in registry.sessions:
+        return {"sessionId": session_id, "resumed": True}
+
+    def reopen(saved: Resume) -> AgentSession:
+        live = registry.sessions.get(session_id)
+        if live is not None:  # resumed by a request that came while this one read the disk
+            return live
+        session = open_session(
+            ls,
+            cwd=saved.cwd,
+            model=saved.model,
+            permission_mode=saved.permission_mode,
+            session_id=session_id,
+            messages=saved.messages,
+        )
+        run_task(announce(ls, session), "workspace trust of a resumed session")
+        return session
 
     try:
-        return await asyncio.to_thread(resume_messages, ls.home, session_id)
-    except UnreadableTranscript as error:
-        raise JsonRpcInvalidParams(f"{method}: session {session_id!r}: {error}") from None
+        session = await open_saved(
+            ls.home,
+            session_id,
+            reopen,
+            cwd=cwd,
+            model=model,
+            permission_mode=mode,
+            configured_model=ls.settings.model,
+            default_mode=ls.settings.permission_mode,
+        )
+    except CannotResume as error:
+        raise JsonRpcInvalidParams(f"{SESSION_NEW}: {error}") from None
+    return {"sessionId": session.id, "resumed": True}
+
+
+async def saved_session(ls: WaveServer, session_id: str, method: str) -> SavedSession | None:
+    """A saved session (None: none saved); InvalidParams saying why for a transcript that is
+    not loaded (too big, not a regular file)."""
+    from wave_ls.session import CannotResume, load_saved
+
+    try:
+        return await load_saved(ls.home, session_id)
+    except CannotResume as error:
+        raise JsonRpcInvalidParams(f"{method}: {error}") from None
 
 
 def permission_mode_param(p: dict[str, Any], method: str) -> PermissionMode | None:
