@@ -2,11 +2,14 @@
 
 Pure functions of the tool's name, its arguments and the working directory; the live
 mapping (``updates.py``), the history replay (``history.py``) and the permission prompt
-(``permissions.py``) all present a call through ``present``.
+(``permissions.py``) all present a call through ``present``. A call's kind and target come
+from its tool's descriptor (``runtime/tools/descriptor.py``): the live block carries them,
+and a call without a block (replayed, asked about) looks its tool up by name.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,37 +25,42 @@ from acp.schema import (
 )
 
 from wave_ls.agents.toolset import MCP_PREFIX
+from wave_ls.mcp.tools import ListResourcesTool, ReadResourceTool
 from wave_ls.runtime.core import expanded
 from wave_ls.runtime.permissions import permission_summary
 from wave_ls.runtime.regular_files import read_regular
-from wave_ls.subagents.activity import key_argument
+from wave_ls.runtime.tools.descriptor import ToolDescriptor, describe, one_line
+from wave_ls.session import session_tools
+from wave_ls.subagents.agent_tool import AGENT_TOOL, AgentTool
 from wave_ls.subagents.record import DelegationRecord, delegation_title
 
 Content = ContentToolCallContent | FileEditToolCallContent | TerminalToolCallContent
 
-# The ACP kind of each tool (the client picks an icon and a layout from it).
-KINDS: dict[str, ToolKind] = {
-    "Read": "read",
-    "Write": "edit",
-    "Edit": "edit",
-    "Bash": "execute",
-    "Grep": "search",
-    "Glob": "search",
-    "LSP": "search",
-    "WebFetch": "fetch",
-    "WebSearch": "fetch",
-    "Agent": "think",
-    "TaskCreate": "think",
-    "TaskGet": "think",
-    "TaskUpdate": "think",
-    "TaskList": "think",
-}
-FILE_TOOLS = frozenset({"Read", "Write", "Edit"})
+FILE_KINDS = frozenset({"read", "edit"})  # a ``file_path`` of theirs is a location
 TITLE_LIMIT = 120
 RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
 OLD_TEXT_LIMIT = 1_000_000  # bytes of a file read to show what a Write replaces
 PLAN_TOOL = "ExitPlanMode"
 FENCED = frozenset({"read", "execute", "search"})  # results shown as preformatted text
+
+
+@functools.cache
+def _registered() -> dict[str, ToolDescriptor]:
+    """The descriptors of every tool a session registers, by name."""
+    tools = [*session_tools(), AgentTool, ListResourcesTool, ReadResourceTool]
+    return {described.name: described for described in map(describe, tools)}
+
+
+def descriptor_of(name: str, details: dict[str, Any] | None = None) -> ToolDescriptor:
+    """The descriptor of the tool ``name`` for a call that has no live block: a registered
+    tool's own, an MCP tool's from its block's ``details.mcp`` (its key argument), else
+    kind ``other`` with no key argument."""
+    known = _registered().get(name)
+    if known is not None:
+        return known
+    found = (details or {}).get("mcp")
+    key = found.get("keyArgument") if isinstance(found, dict) else None
+    return ToolDescriptor(name, "other", key if isinstance(key, str) and key else None)
 
 
 @dataclass
@@ -71,54 +79,54 @@ def present(
     cwd: Path,
     details: dict[str, Any] | None = None,
     read_old: bool = False,
+    shown_as: tuple[ToolKind, str] | None = None,
 ) -> Presentation:
     """The title, kind, file locations and first content of a call of ``name``.
 
+    ``shown_as``: the kind and target its live block carries (None: from ``descriptor_of``).
     ``read_old``: the call has not run yet, so a Write's diff shows the file as it is now
     (``""`` for a new file) and clients can show what it replaces.
     """
-    kind = KINDS.get(name, "other")
-    path = _file_path(args, cwd) if name in FILE_TOOLS else None
+    if shown_as is None:
+        described = descriptor_of(name, details)
+        shown_as = (described.kind, described.target(args))
+    kind, target = shown_as
+    path = _file_path(args, cwd) if kind in FILE_KINDS else None
     locations = [ToolCallLocation(path=path, line=_first_line(args))] if path else []
     content = _diff(name, args, path, _old_text(path) if read_old and name == "Write" else None)
     if name == PLAN_TOOL and isinstance(args.get("plan"), str) and args["plan"].strip():
         content = [tool_content(text_block(args["plan"]))]  # the plan the user approves
-    return Presentation(title(name, args, details or {}), kind, locations, content)
+    return Presentation(title(name, args, details or {}, target), kind, locations, content)
 
 
-def title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
+def title(name: str, args: dict[str, Any], details: dict[str, Any], target: str = "") -> str:
     """``Explore: Find the tests``, ``Read src/app.py``, ``Bash: pytest -q``, ..."""
-    if name == "Agent":
+    if name == AGENT_TOOL:
         record = DelegationRecord.from_json(details)
         text = delegation_title(args, record)
         return f"{text} (background)" if record.background else text
     if name == "TaskCreate" and isinstance(args.get("subject"), str):
         return f"Create task: {args['subject']}"
-    if name == "ExitPlanMode":
+    if name == PLAN_TOOL:
         return "Exit plan mode: the plan is ready"
     if name == "Bash":
         return permission_summary(name, args)  # the whole command (up to 200 characters)
     if name.startswith(MCP_PREFIX):
-        return mcp_title(name, args, details)
-    argument = key_argument(args, TITLE_LIMIT)
+        return mcp_title(name, args, details, target)
+    argument = one_line(target, TITLE_LIMIT)
     return f"{name} {argument}" if argument else name
 
 
-def mcp_title(name: str, args: dict[str, Any], details: dict[str, Any]) -> str:
+def mcp_title(name: str, args: dict[str, Any], details: dict[str, Any], target: str = "") -> str:
     """``<server>: <tool> <argument>`` for ``mcp__<server>__<tool>``: the server's own names
-    when the call's ``details.mcp`` has them, and its key argument (else the first text
-    argument)."""
+    when the call's ``details.mcp`` has them, and its target (the value of its key
+    argument; else the first text argument)."""
     found = details.get("mcp")
     info: dict[str, Any] = found if isinstance(found, dict) else {}
     server, _, tool = name.removeprefix(MCP_PREFIX).partition("__")
     server = str(info.get("server") or server)
     tool = str(info.get("title") or info.get("tool") or tool or name)
-    key = info.get("keyArgument")
-    value = args.get(key) if isinstance(key, str) else None
-    if not isinstance(value, str):
-        value = key_argument(args, TITLE_LIMIT) or next(
-            (v for v in args.values() if isinstance(v, str) and v.strip()), ""
-        )
+    value = target or next((v for v in args.values() if isinstance(v, str) and v.strip()), "")
     text = " ".join(f"{server}: {tool} {value}".split())
     return text if len(text) <= TITLE_LIMIT else text[: TITLE_LIMIT - 1] + "…"
 
@@ -138,7 +146,7 @@ def final_content(
     subagent's answer; a Write or Edit keeps its diff (``presented``'s, read before the call
     ran); other tools show their result.
     """
-    if name == "Agent":
+    if name == AGENT_TOOL:
         summary = DelegationRecord.from_json(details).summary
         blocks = [summary] if isinstance(summary, str) and summary else []
         return [tool_content(text_block(text)) for text in [*blocks, _cut(result)] if text]
@@ -149,7 +157,8 @@ def final_content(
     if not result:
         return []
     shown = _cut(result)
-    if KINDS.get(name, "other") in FENCED and not failed:
+    kind = presented.kind if presented is not None else descriptor_of(name, details).kind
+    if kind in FENCED and not failed:
         shown = fenced(shown)
     return [tool_content(text_block(shown))]
 

@@ -145,7 +145,14 @@ class SessionUpdates:
         ended = status in ("completed", "failed")
         live = event.name == "Agent" and bool(event.short_result) and not ended
         if call_id not in self.open:
-            shown = present(event.name, args, self.cwd(), event.details, read_old=not ended)
+            shown = present(
+                event.name,
+                args,
+                self.cwd(),
+                event.details,
+                read_old=not ended,
+                shown_as=(event.kind, event.target),
+            )
             self.open[call_id] = shown
             self.sent_status[call_id] = "in_progress" if ended else status
             self.outbox.put(

@@ -16,7 +16,7 @@ from typing import Any, overload
 from wave_ls.mcp.config import tool_name_part
 from wave_ls.mcp.connection import CallFailed, Connection
 from wave_ls.mcp.results import call_result_text, cut, resource_text
-from wave_ls.runtime.core import Effect, Tool, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, Tool, ToolContext, ToolError, ToolKind, ToolResult
 
 DESCRIPTION_LIMIT = 2048
 LIST_RESOURCES = "ListMcpResources"
@@ -83,6 +83,8 @@ class McpTool:
         self.info = tool_info(connection.spec.name, remote)
         self.name = self.info.name
         self.effect: Effect = self.info.effect
+        self.kind: ToolKind = "other"
+        self.key_argument = self.info.key_argument
         # Read-only calls may run side by side; the others one at a time, in order.
         self.concurrency_safe = self.info.read_only
         self.parameters = parameters_of(remote.input_schema)
@@ -164,6 +166,8 @@ READ_PARAMETERS: dict[str, Any] = {
 class ListResourcesTool:
     name = LIST_RESOURCES
     effect: Effect = "read"
+    kind: ToolKind = "other"
+    key_argument: str | None = "server"
     concurrency_safe = True
     description = (
         "List the resources (files, records, documents) that the connected MCP servers "
@@ -203,6 +207,8 @@ class ListResourcesTool:
 class ReadResourceTool:
     name = READ_RESOURCE
     effect: Effect = "read"
+    kind: ToolKind = "other"
+    key_argument: str | None = "uri"
     concurrency_safe = True
     description = "Read one resource of an MCP server by its URI (see ListMcpResources)."
     parameters = READ_PARAMETERS

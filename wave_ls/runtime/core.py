@@ -230,6 +230,10 @@ class ToolBlockUpdated:
     result: str | None = None
     # Anything the adapter may show besides (subagent type, task id, worktree, ...).
     details: dict[str, Any] = field(default_factory=dict)
+    # What the call works on (its key argument on one line) and the tool's kind, from the
+    # tool's descriptor (``runtime/tools/descriptor.py``): renderers read them, never a table.
+    target: str = ""
+    kind: ToolKind = "other"
 
 
 @dataclass
@@ -324,6 +328,12 @@ Effect = Literal["read", "edit", "execute", "worktree", "session", "other"]
   TaskOutput/TaskStop, Artifact, ExitPlanMode);
 - ``other``: anything else (asked for: the safe default for a tool we do not know).
 """
+
+ToolKind = Literal[
+    "read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other"
+]
+"""How a tool call is shown (ACP's ``ToolKind``: a client picks an icon and a layout from
+it); declared by each tool beside its ``effect``, which is what the policy reads."""
 
 
 @dataclass

@@ -76,6 +76,7 @@ from wave_ls.runtime.cut_off import CONTINUE_TEXT, repair_calls
 from wave_ls.runtime.model_settings import forcing
 from wave_ls.runtime.permissions import decide, permission_summary
 from wave_ls.runtime.sandbox import Confinement, cuts_network, without_network
+from wave_ls.runtime.tools import find_tool
 from wave_ls.runtime.tools.descriptor import describe
 
 log = logging.getLogger(__name__)
@@ -648,7 +649,7 @@ class Conversation:
         return tool.concurrency_safe
 
     def _find(self, name: str) -> Tool | None:
-        return next((tool for tool in self.config.tools if tool.name == name), None)
+        return find_tool(self.config.tools, name)
 
     def _cut(self, call: ToolCall, content: str) -> str | None:
         """A tool output too large for the window, cut with a note (None: it fits)."""

@@ -19,11 +19,11 @@ from pygls.progress import Progress
 
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import parsed_arguments
+from wave_ls.subagents.agent_tool import AGENT_TOOL
 from wave_ls.subagents.record import DelegationRecord, delegation_title, starts_background_run
 
 log = logging.getLogger(__name__)
 
-AGENT_TOOL = "Agent"
 TOKEN_PREFIX = "wave/agent/"
 
 

@@ -48,6 +48,8 @@ def event_to_update(event: Event) -> dict[str, Any] | None:
                 "arguments": event.arguments,
                 "status": event.status,
                 "shortResult": event.short_result,
+                "target": event.target,
+                "toolKind": event.kind,
             }
             if event.result is not None:
                 update["result"] = event.result

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from wave_ls.runtime.core import (
     AssistantContentDelta,
@@ -21,11 +21,9 @@ from wave_ls.runtime.core import (
     ToolBlockUpdated,
     UsageUpdated,
     UserMessageAdded,
-    parsed_arguments,
 )
+from wave_ls.runtime.tools.descriptor import one_line
 
-# The argument that says the most about a call, per tool (first one present wins).
-KEY_ARGUMENTS = ("file_path", "pattern", "command", "url", "query", "path", "skill", "description")
 COMPACT_LIMIT = 60
 
 
@@ -46,18 +44,6 @@ class SubagentListener(Protocol):
     def cleanup_instance(self, instance_id: str) -> None: ...
 
 
-def compact_argument(tool_name: str, arguments: str) -> str:
-    """``src/app.py`` for a Read, ``pytest -q`` for a Bash: one short, telling argument."""
-    return key_argument(parsed_arguments(arguments))
-
-
-def key_argument(args: dict[str, Any], limit: int = COMPACT_LIMIT) -> str:
-    """The argument that says the most about a call, on one line, cut at ``limit``."""
-    value = next((args[k] for k in KEY_ARGUMENTS if isinstance(args.get(k), str)), "")
-    text = " ".join(str(value).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 @dataclass
 class ActivityTracker:
     """Counts a subagent's tool calls and tokens; renders its short result and summary."""
@@ -73,7 +59,8 @@ class ActivityTracker:
         if isinstance(event, ToolBlockUpdated) and event.tool_call_id not in self.seen_calls:
             self.seen_calls.add(event.tool_call_id)
             self.tool_calls += 1
-            argument = compact_argument(event.name, event.arguments)
+            # ``src/app.py`` for a Read, ``pytest -q`` for a Bash: the block's target.
+            argument = one_line(event.target, COMPACT_LIMIT)
             self.latest_tool = f"{event.name} {argument}".strip()
             return True
         if isinstance(event, UsageUpdated):

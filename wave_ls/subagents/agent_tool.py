@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from wave_ls.agents import AgentCatalog, AgentDefinition, tool_summary
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.subagents.background import start_in_background
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, new_instance_id, run_delegation
@@ -110,6 +110,8 @@ class AgentTool:
     # Allowed in every permission mode (the subagent's own calls are checked), and several
     # Agent calls of one message run concurrently.
     effect: Effect = "session"
+    kind: ToolKind = "think"
+    key_argument: str | None = "description"
     concurrency_safe = True
 
     def __init__(self, host: SubagentHost) -> None:

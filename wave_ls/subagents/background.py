@@ -14,6 +14,7 @@ import json
 from typing import Any, Literal
 
 from wave_ls.runtime.core import Message, ToolBlockUpdated, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.tools.descriptor import describe
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, run_delegation
 from wave_ls.tasks import BackgroundTasks, SubagentOutcome, TaskHandle
@@ -56,6 +57,10 @@ def start_in_background(
         raise ToolError("Agent: run_in_background is not available in this session")
     arguments = json.dumps(args)
     record = dataclasses.replace(call_record, background=True)
+    from wave_ls.subagents.agent_tool import AgentTool  # it imports this module
+
+    described = describe(AgentTool)
+    target = described.target(args)
 
     def block(
         task_id: str,
@@ -66,7 +71,15 @@ def start_in_background(
         record.task_id = task_id
         host.emit(
             ToolBlockUpdated(
-                task_id, "Agent", arguments, status, short_result, result, record.to_json()
+                task_id,
+                described.name,
+                arguments,
+                status,
+                short_result,
+                result,
+                record.to_json(),
+                target,
+                described.kind,
             )
         )
 

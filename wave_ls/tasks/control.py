@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str
 from wave_ls.tasks.manager import BackgroundTasks
 from wave_ls.tasks.model import TaskInfo, UnknownTask
@@ -143,6 +143,8 @@ class TaskOutputTool:
     description = TASK_OUTPUT_DESCRIPTION
     parameters = TASK_OUTPUT_PARAMETERS
     effect: Effect = "session"
+    kind: ToolKind = "other"
+    key_argument: str | None = "task_id"
     concurrency_safe = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -173,6 +175,8 @@ class TaskStopTool:
     description = TASK_STOP_DESCRIPTION
     parameters = TASK_STOP_PARAMETERS
     effect: Effect = "session"
+    kind: ToolKind = "other"
+    key_argument: str | None = "task_id"
     concurrency_safe = True
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

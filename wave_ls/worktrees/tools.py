@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_bool, optional_str, require_str
 from wave_ls.worktrees.model import IsolationError
 from wave_ls.worktrees.session_switch import SessionWorktrees
@@ -94,6 +94,8 @@ class EnterWorktreeTool:
     name = "EnterWorktree"
     description = ENTER_DESCRIPTION
     effect: Effect = "worktree"
+    kind: ToolKind = "other"
+    key_argument: str | None = "name"
     concurrency_safe = False
     parameters = ENTER_PARAMETERS
 
@@ -140,6 +142,8 @@ class ExitWorktreeTool:
     name = "ExitWorktree"
     description = EXIT_DESCRIPTION
     effect: Effect = "worktree"
+    kind: ToolKind = "other"
+    key_argument: str | None = "action"
     concurrency_safe = False
     parameters = EXIT_PARAMETERS
 

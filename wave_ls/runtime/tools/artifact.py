@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.write import count_lines
 
@@ -49,6 +49,8 @@ class ArtifactTool:
     name = "Artifact"
     description = DESCRIPTION
     effect: Effect = "session"  # touches no file or process
+    kind: ToolKind = "other"
+    key_argument: str | None = "title"
     concurrency_safe = True
     parameters = PARAMETERS
 

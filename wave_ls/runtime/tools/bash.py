@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.processes import spawn_bash, stop_group
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
 
@@ -180,6 +180,8 @@ class BashTool:
     name = "Bash"
     description = DESCRIPTION
     effect: Effect = "execute"
+    kind: ToolKind = "execute"
+    key_argument: str | None = "command"
     concurrency_safe = False
     parameters = PARAMETERS
 

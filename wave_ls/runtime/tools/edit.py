@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.text import readable
 from wave_ls.runtime.tools.args import optional_bool, require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path, missing_file_message
@@ -166,6 +166,8 @@ class EditTool:
     name = "Edit"
     description = DESCRIPTION
     effect: Effect = "edit"
+    kind: ToolKind = "edit"
+    key_argument: str | None = "file_path"
     concurrency_safe = False
     parameters = PARAMETERS
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.paths import display_paths
 from wave_ls.runtime.walk import PatternSet, WalkOptions, expand_braces, walk_files
@@ -90,6 +90,8 @@ class GlobTool:
     name = "Glob"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "search"
+    key_argument: str | None = "pattern"
     concurrency_safe = True
     parameters = PARAMETERS
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import (
     optional_bool,
     optional_choice,
@@ -167,6 +167,8 @@ class GrepTool:
     name = "Grep"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "search"
+    key_argument: str | None = "pattern"
     concurrency_safe = True
     parameters = PARAMETERS
 

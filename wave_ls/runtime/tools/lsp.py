@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_int, optional_str, require_str
 from wave_ls.runtime.tools.paths import display_path
 
@@ -137,6 +137,8 @@ class LspTool:
     name = "LSP"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "search"
+    key_argument: str | None = "filePath"
     concurrency_safe = True
     parameters = PARAMETERS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import require_str
 
 DESCRIPTION = """\
@@ -43,6 +43,8 @@ class ExitPlanModeTool:
     name = "ExitPlanMode"
     description = DESCRIPTION
     effect: Effect = "session"  # it must stay callable in plan mode
+    kind: ToolKind = "other"
+    key_argument: str | None = None
     concurrency_safe = True
     parameters = PARAMETERS
 

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_int, require_str
 from wave_ls.runtime.tools.paths import display_path, missing_file_message
 
@@ -96,6 +96,8 @@ class ReadTool:
     name = "Read"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "read"
+    key_argument: str | None = "file_path"
     concurrency_safe = True
     parameters = PARAMETERS
 

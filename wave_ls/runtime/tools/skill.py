@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.frontmatter import FrontmatterError, optional_frontmatter
 from wave_ls.runtime.tools.args import optional_str, require_str
 
@@ -128,6 +128,8 @@ class SkillTool:
     name = "Skill"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "other"
+    key_argument: str | None = "skill"
     concurrency_safe = True
     parameters = PARAMETERS
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_str, optional_str_list, require_str
 
 Status = Literal["pending", "in_progress", "completed", "deleted"]
@@ -128,6 +128,8 @@ TASK_CREATE_PARAMETERS: dict[str, Any] = {
 class TaskCreateTool:
     name = "TaskCreate"
     effect: Effect = "session"  # the session's own list; no file or process is touched
+    kind: ToolKind = "think"
+    key_argument: str | None = "subject"
     concurrency_safe = True
     description = """\
 Creates a task in the session's task list, to plan and track multi-step work.
@@ -163,6 +165,8 @@ TASK_GET_PARAMETERS: dict[str, Any] = {
 class TaskGetTool:
     name = "TaskGet"
     effect: Effect = "session"
+    kind: ToolKind = "think"
+    key_argument: str | None = "taskId"
     concurrency_safe = True
     description = """\
 Gets one task from the session's task list by id: its subject, description, status, \
@@ -230,6 +234,8 @@ TASK_UPDATE_PARAMETERS: dict[str, Any] = {
 class TaskUpdateTool:
     name = "TaskUpdate"
     effect: Effect = "session"
+    kind: ToolKind = "think"
+    key_argument: str | None = "taskId"
     concurrency_safe = True
     description = """\
 Updates a task in the session's task list.
@@ -310,6 +316,8 @@ TASK_LIST_PARAMETERS: dict[str, Any] = {
 class TaskListTool:
     name = "TaskList"
     effect: Effect = "session"
+    kind: ToolKind = "think"
+    key_argument: str | None = None
     concurrency_safe = True
     description = """\
 Lists every task in the session's task list with its id, status, subject, owner and open \

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import optional_str, require_str
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -142,6 +142,8 @@ class WebFetchTool:
     name = "WebFetch"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "fetch"
+    key_argument: str | None = "url"
     concurrency_safe = True
     parameters = PARAMETERS
 

@@ -16,7 +16,7 @@ import os
 from typing import Any
 from urllib.parse import quote_plus, urlsplit
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.services import SearchProvider
 from wave_ls.runtime.tools.args import optional_str_list, require_str
 from wave_ls.runtime.tools.web_fetch import check_url, fetch
@@ -139,6 +139,8 @@ class WebSearchTool:
     name = "WebSearch"
     description = DESCRIPTION
     effect: Effect = "read"
+    kind: ToolKind = "fetch"
+    key_argument: str | None = "query"
     concurrency_safe = True
     parameters = PARAMETERS
 

@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolResult
+from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.tools.args import require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path
 from wave_ls.runtime.tools.preview import change_preview
@@ -129,6 +129,8 @@ class WriteTool:
     name = "Write"
     description = DESCRIPTION
     effect: Effect = "edit"
+    kind: ToolKind = "edit"
+    key_argument: str | None = "file_path"
     concurrency_safe = False
     parameters = PARAMETERS
 
