@@ -14,10 +14,6 @@ local status_hl = {
   stopped = "WaveToolFailed",
 }
 
--- The argument that says the most about a call, per tool (as the server's shortResult).
-local KEY_ARGUMENTS =
-  { "file_path", "pattern", "command", "url", "query", "path", "skill", "description" }
-
 --- One line of at most `limit` characters.
 ---@param text string?
 ---@param limit integer
@@ -37,11 +33,19 @@ local function decode(arguments)
   return ok and type(value) == "table" and value or {}
 end
 
---- `calc.py` for a Read, `pytest -q` for a Bash.
-function M.compact_argument(arguments)
-  local args = decode(arguments)
-  for _, key in ipairs(KEY_ARGUMENTS) do
-    if type(args[key]) == "string" then
+--- What a call works on: `calc.py` for a Read, `pytest -q` for a Bash. The server computes
+--- it from the tool's descriptor (the block's `target`); from a server that sends none
+--- (older, or a history replayed from messages) the first text argument stands in.
+---@param block table a `toolBlock` update
+function M.target(block)
+  if type(block.target) == "string" then
+    return M.one_line(block.target, 60)
+  end
+  local args = decode(block.arguments)
+  -- In the order written (a decoded table has none): each `"key":` of the JSON text.
+  local text = type(block.arguments) == "string" and block.arguments or ""
+  for key in text:gmatch('"([^"\\]+)"%s*:') do
+    if type(args[key]) == "string" and vim.trim(args[key]) ~= "" then
       return M.one_line(args[key], 60)
     end
   end
@@ -94,7 +98,7 @@ function M.tool(block)
   local icon = M.icons[block.status] or M.icons.pending
   local detail = block.shortResult
   if detail == nil or detail == "" then
-    detail = M.compact_argument(block.arguments)
+    detail = M.target(block)
   end
   local prefix = icon .. " " .. block.name
   local line = detail ~= "" and (prefix .. "  " .. M.one_line(detail, 120)) or prefix
