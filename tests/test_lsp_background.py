@@ -7,7 +7,6 @@ A real ``wave-ls`` process and the offline model; helpers in ``tests/support/bac
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
@@ -15,10 +14,12 @@ import pytest
 from pygls.exceptions import JsonRpcException
 
 from tests.support.background import (
+    LAST_WORD_ROUTE,
     NOTICE,
     delegate_bg,
     main_bodies,
     new_session,
+    no_turn_of_its_own,
     notice_messages,
     notices,
     progress,
@@ -106,6 +107,7 @@ async def test_background_agent_returns_at_once_and_can_be_polled(
                     reply("It finished."),
                 ),
                 sub_route,
+                LAST_WORD_ROUTE,
             )
         )
         second = await send(client, sid, "check on it")
@@ -144,8 +146,8 @@ async def test_background_agent_returns_at_once_and_can_be_polled(
             assert "1 tool call" in (reports[-1].message or "")
         else:  # no progress for a client that did not ask; the updates carry it all
             assert client.progress_reports == {}
-        await asyncio.sleep(0.3)  # no turn of its own: the notice was already read
         assert len(main_bodies(fake_model)) == len(bodies)
+        await no_turn_of_its_own(client, fake_model, sid)  # the notice was already read
 
 
 async def test_three_tasks_ending_together_wake_the_idle_session_once_each(
@@ -263,6 +265,7 @@ async def test_tasks_ending_a_moment_apart_share_one_automatic_turn(
             route("PAIR TASK B", reply("RESULT B", delay=0.35)),
             route("SLOW TASK", reply("RESULT SLOW", delay=1.5)),
             route(NOTICE, reply("Noted.")),
+            LAST_WORD_ROUTE,
         )
     )
     async with wave_client(server_env(home, fake_model.base_url), caps=capabilities()) as client:
@@ -270,8 +273,8 @@ async def test_tasks_ending_a_moment_apart_share_one_automatic_turn(
         assert (await send(client, sid, "start three"))["text"] == "Three started."
         await wait_for(lambda: len(notice_messages(client, sid)) == 3, 20, "three notices")
         await wait_turn_after_last_notice(client, sid)
-        await asyncio.sleep(0.3)  # no further turn comes
-    automatic = main_bodies(fake_model)[2:]
+        await no_turn_of_its_own(client, fake_model, sid)
+    automatic = main_bodies(fake_model)[2:-1]
     assert [len(notices(body)) for body in automatic] == [2, 3]
     first_two = " ".join(notices(automatic[0]))
     assert "<result>RESULT A</result>" in first_two and "<result>RESULT B</result>" in first_two
@@ -298,22 +301,26 @@ async def test_a_message_sent_during_an_automatic_turn_waits_for_it(
             route("LATER TASK", reply("LATER RESULT", delay=1.0)),
             route("<result>QUICK RESULT", reply("Noted the quick result.", delay=2.0)),
             route("second question", reply("Second answer.")),
+            LAST_WORD_ROUTE,
         )
     )
     async with wave_client(server_env(home, fake_model.base_url), caps=capabilities()) as client:
         sid = await new_session(client, project)
         await send(client, sid, "start quick")
         await wait_for(lambda: notice_messages(client, sid) != [], 10, "the automatic turn")
-        queued = asyncio.ensure_future(send(client, sid, "second question"))
-        await asyncio.sleep(0.2)
-        assert not queued.done()
+        # Sent now (start_request writes it at once), so the server reads it first: the
+        # third is refused because the second one waits.
+        _, queued = client.start_request(
+            "wave/chat/send", {"sessionId": sid, "text": "second question"}
+        )
         with pytest.raises(JsonRpcException) as refused:
             await send(client, sid, "third question")
         assert refused.value.code == -32010
+        assert not queued.done()
         result = await queued
         assert result["status"] == "completed" and result["text"] == "Second answer."
-        await asyncio.sleep(0.5)  # time for a stray turn
         history = await client.request("wave/session/messages", {"sessionId": sid})
+        await no_turn_of_its_own(client, fake_model, sid)
     contents = [m["content"] for m in history["messages"] if m["content"]]
     notice_at = next(i for i, text in enumerate(contents) if text.startswith(NOTICE))
     assert "<result>QUICK RESULT</result>" in contents[notice_at]
@@ -321,8 +328,8 @@ async def test_a_message_sent_during_an_automatic_turn_waits_for_it(
     assert "<result>LATER RESULT</result>" in contents[notice_at + 3]
     assert contents[notice_at + 4 :] == ["Second answer."]
     # The model was asked one turn at a time, the queued message after the notice's answer,
-    # and not once more after it.
-    bodies = main_bodies(fake_model)
+    # and not once more after it (the last request is no_turn_of_its_own's).
+    bodies = main_bodies(fake_model)[:-1]
     asked = bodies[-1]
     assert [m["content"] for m in asked["messages"][-3:-1]] == [
         "Noted the quick result.",

@@ -9,19 +9,18 @@ worktrees.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.support.fake_model import FakeModelServer, call, reply
+from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.git_repos import git
 from tests.support.lsp import WaveClient
 from tests.support.lsp import wave_client as support_client
+from tests.support.waiting import until
 
 NOTICE = "A background agent completed a task:"
 
@@ -102,11 +101,30 @@ async def wait_task(
 
 
 async def wait_for(predicate: Any, timeout: float = 10, what: str = "condition") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.02)
+    await until(predicate, timeout, what)
+
+
+# A message whose answer proves that the session started no turn of its own: scripts of
+# tests that use ``no_turn_of_its_own`` hold ``LAST_WORD_ROUTE``.
+LAST_WORD = "anything more to say?"
+LAST_WORD_ROUTE = route(LAST_WORD, reply("Nothing more."))
+
+
+async def no_turn_of_its_own(client: WaveClient, fake: FakeModelServer, sid: str) -> None:
+    """Prove, without waiting a time, that the idle session starts no further turn.
+
+    A turn of its own is started only for a pending task notice; a message sent now would
+    take such a notice into its own turn first (one turn at a time, notices read before
+    each round). So the next model request is the message's, and the history gains the
+    message and its answer only.
+    """
+    asked = len(main_bodies(fake))
+    before = (await client.request("wave/session/messages", {"sessionId": sid}))["messages"]
+    assert (await send(client, sid, LAST_WORD))["text"] == "Nothing more."
+    after = (await client.request("wave/session/messages", {"sessionId": sid}))["messages"]
+    assert len(main_bodies(fake)) == asked + 1, "the session asked the model on its own"
+    added = [message["content"] for message in after[len(before) :]]
+    assert added == [LAST_WORD, "Nothing more."], added
 
 
 def main_bodies(fake: FakeModelServer) -> list[dict[str, Any]]:
