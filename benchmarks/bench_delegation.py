@@ -242,6 +242,7 @@ def isolation_phases(repo: Path, home: Path, repeats: int) -> dict[str, list[flo
     (``finish_worktree_sync``) of an unchanged worktree; also plain ``git worktree add`` and
     ``git worktree remove`` + ``git branch -D`` beside them. Seconds per sample."""
     from wave_ls.worktrees.isolation import (
+        WorktreeRequest,
         confine_isolated_worktree,
         create_worktree_sync,
         default_manager,
@@ -258,13 +259,10 @@ def isolation_phases(repo: Path, home: Path, repeats: int) -> dict[str, list[flo
     for index in range(repeats + 1):
         started = time.perf_counter()
         wt = create_worktree_sync(
-            repo,
-            name=None,
-            generate=agent_name,
-            home=home,
-            owner="bench",
-            session_id="bench",
-            manager=manager,
+            WorktreeRequest(
+                repo, generate=agent_name, home=home, owner="bench", session_id="bench"
+            ),
+            manager,
         )
         made = time.perf_counter()
         box = confine_isolated_worktree(wt)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from wave_ls.runtime.core import RunUsage, Usage
+from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
 
 
 @dataclass
@@ -18,10 +19,9 @@ class DelegationRecord:
     """A delegation as its block shows it.
 
     ``subagent_type`` is the definition's name (``fork`` for a fork; empty when the call
-    named none); ``worktree`` is the isolated worktree as made and, at the end, how it ended
-    (``IsolatedWorktree.to_json`` merged with ``WorktreeOutcome.to_json``), or
-    ``{inPlace, path, summary}`` for a fork that could not get one; ``sandbox`` how an isolated
-    run's commands are confined (``{mechanism, writable, note?}``); ``usage``, ``status``,
+    named none); ``workspace`` is where it runs (``worktrees/report.py``): an isolated run's
+    worktree as made and, at the end, how it ended, or the folder of a fork that could not
+    get one, and how an isolated run's commands are confined; ``usage``, ``status``,
     ``error`` and ``summary`` are set when the run ends (``usage`` also when it is stopped).
     """
 
@@ -30,8 +30,7 @@ class DelegationRecord:
     subagent_id: str
     background: bool = False  # the block of a background run (its id is the task id)
     task_id: str | None = None
-    worktree: dict[str, Any] | None = None
-    sandbox: dict[str, Any] | None = None
+    workspace: WorkspaceReport = field(default_factory=WorkspaceReport)
     status: Literal["completed", "failed"] | None = None
     error: str | None = None
     usage: RunUsage | None = None
@@ -53,8 +52,11 @@ class DelegationRecord:
 
     @property
     def worktree_summary(self) -> str | None:
-        summary = (self.worktree or {}).get("summary")
-        return str(summary) if summary else None
+        return self.workspace.summary or None
+
+    def show(self, workspace: WorkspaceReport) -> None:
+        """Where the run works now (the ``Workspace`` reports each change)."""
+        self.workspace = workspace
 
     def to_json(self) -> dict[str, Any]:
         """The block's ``details`` on the wire."""
@@ -64,11 +66,12 @@ class DelegationRecord:
             "description": self.description,
             "subagentId": self.subagent_id,
         }
+        worktree, sandbox = self.workspace.worktree, self.workspace.sandbox
         optional: dict[str, Any] = {
             "background": self.background or None,
             "taskId": self.task_id,
-            "worktree": self.worktree,
-            "sandbox": self.sandbox,
+            "worktree": worktree.to_json() if worktree is not None else None,
+            "sandbox": sandbox.to_json() if sandbox is not None else None,
             "status": self.status,
             "summary": self.summary,
             "color": self.color,
@@ -106,8 +109,10 @@ class DelegationRecord:
             subagent_id=str(data.pop("subagentId", "") or ""),
             background=bool(data.pop("background", False)),
             task_id=data.pop("taskId", None),
-            worktree=data.pop("worktree", None),
-            sandbox=data.pop("sandbox", None),
+            workspace=WorkspaceReport(
+                WorktreeReport.from_json(data.pop("worktree", None)),
+                SandboxReport.from_json(data.pop("sandbox", None)),
+            ),
             status=status if status in ("completed", "failed") else None,
             error=data.pop("error", None),
             usage=usage,

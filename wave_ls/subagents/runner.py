@@ -8,7 +8,8 @@
 - Outcome (FAIL-1..3): the last assistant text, even after a later failure; no assistant
   text at all: ``Agent delegation failed: <reason>``. Notices never cross.
 - Isolation (WT-1..11): an isolated run works in its own worktree (cwd, write root), which
-  the keep/remove rule ends whatever the outcome; the summary is added to the result.
+  the keep/remove rule ends whatever the outcome (``worktrees/workspace.py``); the summary
+  is added to the result.
 - Fork (FORK-2): a copy of the main agent continuing from a copy of its conversation.
 """
 
@@ -20,10 +21,9 @@ import copy
 import dataclasses
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
 
 from wave_ls.agents import NEVER_FOR_SUBAGENTS, AgentCatalog, AgentDefinition, resolve_tools
 from wave_ls.mcp.config import startup_timeout
@@ -51,9 +51,8 @@ from wave_ls.runtime.loop import (
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.permissions import DONT_ASK_DENIED, subagent_permission_mode
 from wave_ls.runtime.prompts import subagent_environment
-from wave_ls.runtime.sandbox import Confinement, sandbox_confines
 from wave_ls.runtime.tools import builtin_tools
-from wave_ls.subagents.activity import SubagentBridge, SubagentListener
+from wave_ls.subagents.activity import ActivityTracker, SubagentBridge, SubagentListener
 from wave_ls.subagents.agent_mcp import AgentServers, SessionMcp, agent_servers, mcp_note
 from wave_ls.subagents.claude_keys import (
     agent_hooks,
@@ -65,13 +64,9 @@ from wave_ls.subagents.hooks import AgentHooks
 from wave_ls.subagents.models import subagent_model
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.model import IsolationError
-from wave_ls.worktrees.sandboxing import sandbox_prompt
-
-if TYPE_CHECKING:
-    from wave_ls.worktrees.isolation import WorktreeLaunch
+from wave_ls.worktrees.workspace import Workspace, WorkspaceRequest, open_workspace
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 DEFAULT_FOREGROUND_TIMEOUT = 600.0
 # Subagents of one session that run at once (``{"agent": {"maxConcurrent": N}}``); the
@@ -248,180 +243,162 @@ async def run_delegation(
     listeners: Sequence[SubagentListener] = (),
 ) -> SubagentRun:
     """Run one delegation to its end in the foreground of the caller, keeping ``record``
-    (what its block shows) up to date.
+    (what its block shows) up to date: its workspace, its configuration and conversation,
+    the run, its outcome.
 
-    Isolated runs get their own worktree and their own command sandbox
-    (``docs/sandbox.md``), and the keep/remove rule at every end, cancellation included.
-    What can refuse the worktree is checked first (an ``IsolationError`` then means nothing
-    ran); git's checkout then overlaps the first model request, which does not need it,
-    and the first tool call waits for it (a checkout that fails after all stops the run and
-    raises the ``IsolationError``). Other runs share the caller's sandbox, if any.
+    Isolated runs get their own worktree and command sandbox (``worktrees/workspace.py``,
+    ``docs/sandbox.md``), ended by the keep/remove rule at every end, cancellation included:
+    an ``IsolationError`` raised here means nothing ran, or that git's checkout failed
+    after all (it overlaps the first model request). Other runs share the caller's sandbox.
     """
     # A free slot first: nothing (a worktree, a model request) starts while it waits.
     async with host.slot(lambda text: ctx.report(text, record.to_json())):
-        return await _run_delegation(host, delegation, ctx, record, listeners)
+        request = workspace_request(host, delegation, ctx, record)
+        workspace = await open_workspace(request, ctx, record.show)
+        setup = subagent_setup(host, delegation, ctx, record, workspace)
+        bridge = SubagentBridge(
+            record.subagent_id, listeners, lambda text: ctx.report(text, record.to_json())
+        )
+        # Its requests name the block they come from: the delegation's own, or the run's.
+        asker = DelegatedAsker(
+            host.asker(),
+            lambda: record.task_id or ctx.tool_call_id,
+            prompts=setup.config.permission_mode != "dontAsk",
+        )
+        conversation = Conversation(
+            setup.config,
+            host.client,
+            workspace.context,
+            sink=bridge,
+            asker=asker,
+            messages=setup.history,
+            tools_ready=workspace.tools_ready,
+        )
+        ctx.report(bridge.tracker.short_result(), record.to_json())
+        try:
+            error = await run_to_end(conversation, delegation, setup, workspace, record)
+        finally:
+            bridge.cleanup()
+            if setup.servers is not None:
+                await setup.servers.close()
+            # What it cost so far, also when it was stopped (a stopped run's notice reports it).
+            usage = conversation.usage
+            record.usage = RunUsage(usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms())
+            await workspace.finish()
+        answers = conversation.messages[len(setup.history) :]
+        result = delegation_outcome(delegation, record, answers, error, bridge.tracker, setup)
+        return SubagentRun(record.subagent_id, result, record.usage)
 
 
-async def _run_delegation(
+def workspace_request(
+    host: SubagentHost, delegation: Delegation, ctx: ToolContext, record: DelegationRecord
+) -> WorkspaceRequest:
+    """Where the delegation asks to run: in place, or in its own worktree."""
+    return WorkspaceRequest(
+        session_id=record.subagent_id,
+        home=host.home,
+        isolated=delegation.isolated,
+        owner=owner_label(record.subagent_id, record, ctx.session_id),
+        in_place_fallback=delegation.in_place_fallback,
+        # A fork keeps its parent's system prompt verbatim (a copy of the conversation):
+        # it hears about its sandbox with its first command's result.
+        intro_in_prompt=delegation.definition is not None,
+    )
+
+
+@dataclass
+class SubagentSetup:
+    """What a subagent starts with: its configuration, its history (a fork's copy of its
+    parent's), its MCP servers and its own hooks."""
+
+    config: AgentConfig
+    history: list[Message]
+    servers: AgentServers | None = None
+    hooks: AgentHooks | None = None
+
+
+def subagent_setup(
     host: SubagentHost,
     delegation: Delegation,
     ctx: ToolContext,
     record: DelegationRecord,
-    listeners: Sequence[SubagentListener],
-) -> SubagentRun:
-    instance_id = record.subagent_id
-    cwd, write_root, notes = ctx.cwd, ctx.write_root, list[str]()
-    launch: WorktreeLaunch | None = None
-    if delegation.isolated:
-        # On first use (~15 ms of imports): a session that never isolates never pays it.
-        from wave_ls.worktrees.isolation import launch_isolated_worktree
-
-        try:
-            launch = await launch_isolated_worktree(
-                ctx.cwd,
-                home=host.home,
-                owner=owner_label(instance_id, record, ctx.session_id),
-                session_id=instance_id,
-            )
-            if delegation.in_place_fallback or not launch.cwd_known:
-                await launch.wait()  # the fallback, or the agent's directory, needs it made
-        except IsolationError as exc:
-            if not delegation.in_place_fallback:
-                raise
-            launch = None
-            note = f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc})."
-            notes.append(note)
-            # Background runs report through the details' summary (their notice), not the text.
-            record.worktree = {"inPlace": True, "path": str(ctx.cwd), "summary": note}
-    planned = launch.planned if launch is not None else None
-    if launch is not None and launch.ready.done():
-        planned = launch.ready.result()[0]
-    if planned is not None:
-        cwd, write_root = planned.cwd, planned.path
-        record.worktree = planned.to_json()
-    context = ToolContext(
-        cwd=cwd,
-        home=ctx.home,
-        session_id=instance_id,
-        write_root=write_root,
-        services=ctx.services.for_subagent(planned),
-        sandbox=ctx.sandbox if launch is None else None,  # an isolated run's: when it is made
-    )
-    servers: AgentServers | None = None
-    if delegation.definition is None:
-        config = fork_config(host)
+    workspace: Workspace,
+) -> SubagentSetup:
+    """A fork's copy of the main agent, or the definition's subagent working in
+    ``workspace``; ``record`` gets the model it asks (and what a tier became)."""
+    definition = delegation.definition
+    if definition is None:
         history = fork_history(host.parent_messages(), ctx.tool_call_id)
+        setup = SubagentSetup(fork_config(host), history)
     else:
-        choice = subagent_model(host, delegation.definition)  # the settings read once
-        definition = delegation.definition
+        choice = subagent_model(host, definition)  # the settings read once
         servers = agent_servers(definition, host.mcp, read_only_builtin(definition))
-        config = subagent_config(host, definition, cwd, choice.model, servers)
-        history = []
-        record.model_note = choice.note
-    record.model = config.model
-    intro = ""
-    if planned is not None and sandbox_confines():
-        intro = sandbox_prompt(planned.path, planned.branch)
-        if delegation.definition is not None:
-            # A fork keeps its parent's system prompt verbatim (a copy of the conversation):
-            # it hears about its sandbox with its first command's result.
-            config.system_prompt += intro
-
-    async def worktree_made() -> ToolContext:
-        assert launch is not None
-        workspace, sandbox = await launch.wait()
-        record.worktree = workspace.to_json()
-        record.sandbox = sandbox_details(sandbox)
-        if delegation.definition is None and sandbox.confined:
-            sandbox.note = intro.strip()
-        return dataclasses.replace(
-            conversation.context,
-            cwd=workspace.cwd,
-            write_root=workspace.path,
-            services=ctx.services.for_subagent(workspace),
-            sandbox=sandbox,
-        )
-
-    hooks = None
-    if delegation.definition is not None:
+        config = subagent_config(host, definition, workspace.context.cwd, choice.model, servers)
+        config.system_prompt += workspace.intro
         hooks = agent_hooks(
-            delegation.definition, host.memory_cwd, ctx.session_id, instance_id, host.home
+            definition, host.memory_cwd, ctx.session_id, record.subagent_id, host.home
         )
         config.tool_hooks = hooks
-    bridge = SubagentBridge(instance_id, listeners, lambda text: ctx.report(text, record.to_json()))
-    # Its requests name the block they come from: the delegation's own, or the run's.
-    asker = DelegatedAsker(
-        host.asker(),
-        lambda: record.task_id or ctx.tool_call_id,
-        prompts=config.permission_mode != "dontAsk",
-    )
-    conversation = Conversation(
-        config,
-        host.client,
-        context,
-        sink=bridge,
-        asker=asker,
-        messages=history,
-        tools_ready=worktree_made if launch is not None else None,
-    )
-    ctx.report(bridge.tracker.short_result(), record.to_json())
-    error: str | None = None
+        record.model_note = choice.note
+        setup = SubagentSetup(config, [], servers, hooks)
+    record.model = setup.config.model
+    return setup
+
+
+async def run_to_end(
+    conversation: Conversation,
+    delegation: Delegation,
+    setup: SubagentSetup,
+    workspace: Workspace,
+    record: DelegationRecord,
+) -> str | None:
+    """The subagent's run within its time limit: why it failed, or None. A crash inside
+    it is its failure, not the parent's; an ``IsolationError`` (no worktree) goes on up."""
     try:
         async with asyncio.timeout(delegation.timeout):
-            if servers is not None:  # the MCP servers it names, before its first request
-                await servers.ready(startup_timeout())
-            turn = await beside_worktree(run_turns(conversation, delegation.prompt, hooks), launch)
-        error = turn.error if turn.status != "completed" else None
-        if turn.limit_reached and delegation.definition and delegation.definition.max_turns:
-            record.max_turns_reached = True
-            error = f"reached its maxTurns limit ({delegation.definition.max_turns} model requests)"
+            if setup.servers is not None:  # the MCP servers it names, before its first request
+                await setup.servers.ready(startup_timeout())
+            turn = await workspace.run(run_turns(conversation, delegation.prompt, setup.hooks))
     except IsolationError:
         raise
     except TimeoutError:
-        error = f"timed out after {delegation.timeout:g} s and was stopped"
-    except Exception as exc:  # a crash inside the subagent is its failure, not the parent's
-        log.exception("subagent %s crashed", instance_id)
-        error = f"{type(exc).__name__}: {exc}"
-    finally:
-        bridge.cleanup()
-        if servers is not None:
-            await servers.close()
-        # What it cost so far, also when it was stopped (a stopped run's notice reports it).
-        record.usage = RunUsage(
-            conversation.usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms()
-        )
-        made = None
-        if launch is not None and (launch.abandoned or (not launch.ready.done() and _stopping())):
-            launch.abandon()  # a stopped run does not wait for git's checkout to end
-        elif launch is not None:
-            made = await launch.made()
-        if made is not None:
-            workspace, sandbox = made
-            record.sandbox = sandbox_details(sandbox)
-            from wave_ls.worktrees.isolation import finish_isolated_worktree
+        return f"timed out after {delegation.timeout:g} s and was stopped"
+    except Exception as exc:
+        log.exception("subagent %s crashed", record.subagent_id)
+        return f"{type(exc).__name__}: {exc}"
+    max_turns = delegation.definition.max_turns if delegation.definition else None
+    if turn.limit_reached and max_turns:
+        record.max_turns_reached = True
+        return f"reached its maxTurns limit ({max_turns} model requests)"
+    return turn.error if turn.status != "completed" else None
 
-            ended = await finish_isolated_worktree(workspace)
-            summary = ended.summary
-            sandbox.close()
-            if not sandbox.confined:  # never silently: the summary says so too
-                summary += "\n" + sandbox.note
-            record.worktree = {**workspace.to_json(), **ended.to_json(), "summary": summary}
-            notes.append(summary)
-    result = outcome(conversation.messages[len(history) :], error)
+
+def delegation_outcome(
+    delegation: Delegation,
+    record: DelegationRecord,
+    messages: Sequence[Message],
+    error: str | None,
+    tracker: ActivityTracker,
+    setup: SubagentSetup,
+) -> ToolResult:
+    """The ``Agent`` call's result from the subagent's ``messages`` (``outcome``), with the
+    worktree's summary and the MCP note; ``record`` gets the end."""
+    result = outcome(messages, error)
     record.status = "failed" if result.is_error else "completed"
     record.error = error
     done = "Done, maxTurns reached" if record.max_turns_reached else "Done"
-    record.summary = bridge.tracker.summary("Failed" if result.is_error else done)
-    if notes and delegation.report_worktree:
-        result.content += "\n\n" + "\n".join(notes)
+    record.summary = tracker.summary("Failed" if result.is_error else done)
+    where = record.workspace.summary
+    if where and delegation.report_worktree:
+        result.content += "\n\n" + where
     if delegation.definition is not None:
-        tools_note = mcp_note(delegation.definition, [tool.name for tool in config.tools])
+        tools_note = mcp_note(delegation.definition, [tool.name for tool in setup.config.tools])
         result.content += f"\n\n{tools_note}" if tools_note else ""
     result.short_result = record.summary
     result.details = record.to_json()
     if error and not result.is_error:
-        log.warning("subagent %s failed after answering: %s", instance_id, error)
-    return SubagentRun(instance_id, result, record.usage)
+        log.warning("subagent %s failed after answering: %s", record.subagent_id, error)
+    return result
 
 
 # How often a Stop hook may send the subagent back to work (its own guard is
@@ -448,43 +425,6 @@ async def run_turns(
         turn = await conversation.run_turn([Message("user", verdict.reason)])
         rounds += turn.assistant_messages
     return turn
-
-
-def _stopping() -> bool:
-    """Whether the running task is being cancelled (a stop, not a timeout)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-async def beside_worktree(turn: Awaitable[T], launch: WorktreeLaunch | None) -> T:
-    """Run ``turn`` while its worktree is still being made; a worktree that cannot be made
-    after all stops the turn, and its ``IsolationError`` is raised instead."""
-    if launch is None or launch.ready.done():
-        return await turn
-    running = asyncio.ensure_future(turn)
-    either: set[asyncio.Future[Any]] = {running, launch.ready}
-    try:
-        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running  # its end (tool calls closed, commands stopped) before the worktree's
-        raise
-    if launch.ready.done() and not launch.ready.cancelled() and launch.ready.exception():
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
-        raise launch.ready.exception()  # type: ignore[misc]
-    return await running
-
-
-def sandbox_details(sandbox: Confinement) -> dict[str, Any]:
-    """How an isolated run's commands are confined, for its block's details."""
-    return {
-        "mechanism": sandbox.mechanism,
-        "writable": [str(path) for path in sandbox.writable],
-        **({"note": sandbox.note} if sandbox.note and not sandbox.confined else {}),
-    }
 
 
 def outcome(messages: Sequence[Message], error: str | None) -> ToolResult:

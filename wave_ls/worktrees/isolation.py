@@ -173,6 +173,20 @@ def default_manager() -> WorktreeManager:
 # ---------------------------------------------------------------------- public API
 
 
+@dataclass(frozen=True)
+class WorktreeRequest:
+    """A worktree asked for from ``cwd``: called ``name`` (reused when it exists), else a
+    free name from ``generate``; held by ``owner`` (``in_use``) until it ends; ``home`` is
+    where user-level settings are read; ``session_id`` goes to the worktree hooks."""
+
+    cwd: Path
+    name: str | None = None
+    generate: Callable[[], str] = agent_name
+    home: Path | None = None
+    owner: str = ""
+    session_id: str = ""
+
+
 async def create_isolated_worktree(
     parent_cwd: Path,
     *,
@@ -183,16 +197,22 @@ async def create_isolated_worktree(
     manager: WorktreeManager | None = None,
 ) -> IsolatedWorktree:
     """A worktree for an isolated subagent started from ``parent_cwd`` (WT-1..3, 10, 11)."""
-    return await _new_worktree(parent_cwd, name, agent_name, home, owner, session_id, manager)
+    request = WorktreeRequest(parent_cwd, name, agent_name, home, owner, session_id)
+    wm = manager or default_manager()
+    return await _create_detached(lambda: create_worktree_sync(request, wm), wm)
 
 
 async def finish_isolated_worktree(
-    wt: IsolatedWorktree, *, manager: WorktreeManager | None = None
+    wt: IsolatedWorktree,
+    *,
+    manager: WorktreeManager | None = None,
+    sandbox: Confinement | None = None,
 ) -> WorktreeOutcome:
-    """Apply the keep/remove rule at the end of a run (any end); never raises (WT-7)."""
+    """Apply the keep/remove rule at the end of a run (any end), then close ``sandbox``
+    (``finish_worktree_sync``); never raises (WT-7)."""
     wm = manager or default_manager()
     # Shielded: a cancelled caller (TaskStop) must not leave a half-removed worktree.
-    return await asyncio.shield(asyncio.to_thread(finish_worktree_sync, wt, wm))
+    return await asyncio.shield(asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox))
 
 
 async def enter_session_worktree(
@@ -205,31 +225,9 @@ async def enter_session_worktree(
     manager: WorktreeManager | None = None,
 ) -> IsolatedWorktree:
     """A worktree for a session (``-w``, ``EnterWorktree``); a generated name when empty."""
-    return await _new_worktree(cwd, name or None, session_name, home, owner, session_id, manager)
-
-
-async def _new_worktree(
-    cwd: Path,
-    name: str | None,
-    generate: Callable[[], str],
-    home: Path | None,
-    owner: str,
-    session_id: str,
-    manager: WorktreeManager | None,
-) -> IsolatedWorktree:
+    request = WorktreeRequest(cwd, name or None, session_name, home, owner, session_id)
     wm = manager or default_manager()
-    return await _create_detached(
-        lambda: create_worktree_sync(
-            cwd,
-            name=name,
-            generate=generate,
-            home=home,
-            owner=owner,
-            session_id=session_id,
-            manager=wm,
-        ),
-        wm,
-    )
+    return await _create_detached(lambda: create_worktree_sync(request, wm), wm)
 
 
 async def exit_session_worktree(
@@ -252,36 +250,36 @@ async def exit_session_worktree(
 
 
 async def _create_detached(make: Callable[[], T], manager: WorktreeManager) -> T:
-    # The caller, or _finish_orphan when it was cancelled, deals with a failure.
+    # The caller, or finish_when_made when it was cancelled, deals with a failure.
     future = run_task(asyncio.to_thread(make), "wave-worktree-create", log_failure=False)
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
-        future.add_done_callback(lambda done: _finish_orphan(done, manager))
+        finish_when_made(future, manager)
         raise
 
 
-def _finish_orphan(done: asyncio.Future[Any], manager: WorktreeManager) -> None:
-    """The caller was cancelled while the worktree was being made: end it by the rule
-    (a plan made nothing yet; a sandbox is closed after its worktree's end)."""
-    if done.cancelled() or done.exception() is not None:
-        return
-    made = done.result()
-    wt, box = made if isinstance(made, tuple) else (made, None)
-    if not isinstance(wt, IsolatedWorktree):
-        return
+def finish_when_made(making: asyncio.Future[Any], manager: WorktreeManager) -> None:
+    """Nobody waits for ``making`` any more (its caller was cancelled, a run was stopped):
+    once it holds a made worktree (with its sandbox or not), that worktree is ended by the
+    rule in the background (``finish_worktree_sync``); a plan or a failure made nothing."""
 
-    def end() -> None:
-        finish_worktree_sync(wt, manager)
-        if box is not None:
-            box.close()
+    def end(done: asyncio.Future[Any]) -> None:
+        if done.cancelled() or done.exception() is not None:
+            return
+        made = done.result()
+        wt, box = made if isinstance(made, tuple) else (made, None)
+        if isinstance(wt, IsolatedWorktree):
+            threading.Thread(
+                target=finish_worktree_sync, args=(wt, manager, box), daemon=True
+            ).start()
 
-    threading.Thread(target=end, daemon=True).start()
+    making.add_done_callback(end)
 
 
-@dataclass
+@dataclass(frozen=True)
 class WorktreeLaunch:
-    """An isolated worktree on its way (``launch_isolated_worktree``).
+    """An isolated worktree on its way (``launch_worktree``).
 
     ``planned`` is the worktree as it will be (name, path, branch); ``ready`` gives it made,
     with the sandbox of its commands (``confine_isolated_worktree``), or raises why it could
@@ -293,39 +291,10 @@ class WorktreeLaunch:
     ready: asyncio.Future[tuple[IsolatedWorktree, Confinement]]
     cwd_known: bool
     manager: WorktreeManager
-    abandoned: bool = False
-
-    async def wait(self) -> tuple[IsolatedWorktree, Confinement]:
-        """``ready``'s result, or the ``IsolationError`` that kept it from being made. When
-        the caller is cancelled meanwhile, the worktree is abandoned (``abandon``)."""
-        try:
-            return await asyncio.shield(self.ready)
-        except asyncio.CancelledError:
-            self.abandon()
-            raise
-
-    async def made(self) -> tuple[IsolatedWorktree, Confinement] | None:
-        """``wait``, with None when the worktree could not be made."""
-        try:
-            return await self.wait()
-        except Exception:  # a cancellation is not one: it goes on up
-            return None
-
-    def abandon(self) -> None:
-        """Nobody waits for it any more (a stopped run): once made, the worktree is ended by
-        the keep/remove rule in the background (once, however often this is called)."""
-        if not self.abandoned:
-            self.abandoned = True
-            self.ready.add_done_callback(lambda done: _finish_orphan(done, self.manager))
 
 
-async def launch_isolated_worktree(
-    parent_cwd: Path,
-    *,
-    home: Path | None = None,
-    owner: str = "",
-    session_id: str = "",
-    manager: WorktreeManager | None = None,
+async def launch_worktree(
+    request: WorktreeRequest, manager: WorktreeManager | None = None
 ) -> WorktreeLaunch:
     """``create_isolated_worktree`` and ``confine_isolated_worktree`` in two steps, so the
     agent's first model request need not wait for git's checkout: what can refuse the
@@ -333,18 +302,7 @@ async def launch_isolated_worktree(
     ``IsolationError``; the checkout, the local copies and the sandbox go on in a thread
     (``WorktreeLaunch.ready``)."""
     wm = manager or default_manager()
-    plan = await _create_detached(
-        lambda: plan_worktree_sync(
-            parent_cwd,
-            name=None,
-            generate=agent_name,
-            home=home,
-            owner=owner,
-            session_id=session_id,
-            manager=wm,
-        ),
-        wm,
-    )
+    plan = await _create_detached(lambda: plan_worktree_sync(request, wm), wm)
     if isinstance(plan, IsolatedWorktree):
         planned, cwd_known = plan, True
         make: Callable[[], IsolatedWorktree] = lambda: plan  # noqa: E731
@@ -418,29 +376,12 @@ def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:
 # ---------------------------------------------------------------------- create
 
 
-def create_worktree_sync(
-    parent_cwd: Path,
-    *,
-    name: str | None,
-    generate: Callable[[], str],
-    home: Path | None,
-    owner: str,
-    session_id: str,
-    manager: WorktreeManager,
-) -> IsolatedWorktree:
+def create_worktree_sync(request: WorktreeRequest, manager: WorktreeManager) -> IsolatedWorktree:
     """The blocking body of ``create_isolated_worktree``/``enter_session_worktree``.
 
-    The worktree is in use by ``owner`` (``in_use``) until it is finished or exited.
+    The worktree is in use by the request's owner (``in_use``) until it is finished or exited.
     """
-    plan = plan_worktree_sync(
-        parent_cwd,
-        name=name,
-        generate=generate,
-        home=home,
-        owner=owner,
-        session_id=session_id,
-        manager=manager,
-    )
+    plan = plan_worktree_sync(request, manager)
     return plan if isinstance(plan, IsolatedWorktree) else make_worktree_sync(plan, manager)
 
 
@@ -483,20 +424,13 @@ class WorktreePlan:
 
 
 def plan_worktree_sync(
-    parent_cwd: Path,
-    *,
-    name: str | None,
-    generate: Callable[[], str],
-    home: Path | None,
-    owner: str,
-    session_id: str,
-    manager: WorktreeManager,
+    request: WorktreeRequest, manager: WorktreeManager
 ) -> IsolatedWorktree | WorktreePlan:
     """The part of creation that decides: a reused or hook-made worktree is returned done
-    (in use by ``owner``); a new git worktree as a plan for ``make_worktree_sync``."""
+    (in use by its owner); a new git worktree as a plan for ``make_worktree_sync``."""
     clock = PhaseClock()
     try:
-        plan = _plan(parent_cwd, name, generate, home, owner, session_id, manager, clock)
+        plan = _plan(request, manager, clock)
     except WorktreeError as error:
         raise IsolationError(f"Could not create the worktree: {error}") from error
     if isinstance(plan, IsolatedWorktree):
@@ -521,31 +455,29 @@ def _in_use(wt: IsolatedWorktree, clock: PhaseClock) -> IsolatedWorktree:
 
 
 def _plan(
-    parent_cwd: Path,
-    name: str | None,
-    generate: Callable[[], str],
-    home: Path | None,
-    owner: str,
-    session_id: str,
-    manager: WorktreeManager,
-    clock: PhaseClock,
+    request: WorktreeRequest, manager: WorktreeManager, clock: PhaseClock
 ) -> IsolatedWorktree | WorktreePlan:
-    parent = Path(parent_cwd).expanduser()
+    parent = Path(request.cwd).expanduser()
     if not parent.is_dir():
         raise IsolationError(f"Cannot create a worktree: {parent} is not a directory")
     parent = parent.resolve()
     main = manager.main_repo(parent)
     project = main or parent
-    settings = load_worktree_settings(project, home)
+    settings = load_worktree_settings(project, request.home)
     notes = list(settings.warnings)
+    name = request.name
     if name:
         problem = name_problem(name)
         if problem:
             raise IsolationError(problem[0].upper() + problem[1:])
     else:
-        name = _unique_name(project, main, generate)
+        name = _unique_name(project, main, request.generate)
     path, branch = worktree_location(project, name)
-    made: dict[str, Any] = {"owner": owner, "home": home, "session_id": session_id}
+    made: dict[str, Any] = {
+        "owner": request.owner,
+        "home": request.home,
+        "session_id": request.session_id,
+    }
     if main is not None:
         _exclude(manager, main)  # before anything appears under .wave/worktrees/
 
@@ -563,7 +495,7 @@ def _plan(
             project_dir=project,
             cwd=parent,
             base_ref=settings.base_ref,
-            session_id=session_id,
+            session_id=request.session_id,
         )
         clock.lap("hooks")
         if hooked.path is not None:
@@ -886,10 +818,18 @@ def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
         return Changes.unknown(str(error))
 
 
-def finish_worktree_sync(wt: IsolatedWorktree, manager: WorktreeManager) -> WorktreeOutcome:
-    """The blocking body of ``finish_isolated_worktree``."""
+def finish_worktree_sync(
+    wt: IsolatedWorktree, manager: WorktreeManager, sandbox: Confinement | None = None
+) -> WorktreeOutcome:
+    """The blocking body of ``finish_isolated_worktree``: the keep/remove rule, then the
+    run's ``sandbox`` closed. Every end of an isolated run comes here (its end, a stop, a
+    cancelled creation, a sandbox that could not be made)."""
     clock = PhaseClock()
-    outcome = _finish(wt, manager, clock)
+    try:
+        outcome = _finish(wt, manager, clock)
+    finally:
+        if sandbox is not None:
+            sandbox.close()
     outcome.timings = clock.phases
     log.debug("worktree %s ended: %s", wt.name, clock.text())
     return outcome

@@ -1,0 +1,139 @@
+"""The ``Workspace`` seam (issue 29): one object per delegation's workspace, in place or in
+an isolated worktree, with one call per phase, and the typed report whose JSON is the
+``Agent`` block's ``details.worktree`` / ``details.sandbox`` (docs/protocol.md), on real
+repositories (SPEC section 6: WT-1, WT-5, WT-6, WT-11; FORK-2's in-place fallback)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests import test_isolation_lifecycle as lifecycle
+from wave_ls.runtime.core import ToolContext
+from wave_ls.subagents.record import DelegationRecord
+from wave_ls.worktrees import IsolationError, WorktreeManager, create_isolated_worktree
+from wave_ls.worktrees.isolation import finish_isolated_worktree
+from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
+from wave_ls.worktrees.workspace import WorkspaceRequest, open_workspace
+
+# The real repositories of the lifecycle tests (a bare origin and its clone), and a home.
+clean_git_env, home, origin, repo, template = (
+    lifecycle.clean_git_env,
+    lifecycle.home,
+    lifecycle.origin,
+    lifecycle.repo,
+    lifecycle.template,
+)
+
+
+def context(cwd: Path, user_home: Path) -> ToolContext:
+    return ToolContext(cwd=cwd, home=user_home, session_id="parent", write_root=cwd)
+
+
+def request(user_home: Path, **kw: object) -> WorkspaceRequest:
+    return WorkspaceRequest(session_id="sub-1", home=user_home, owner="test", **kw)  # type: ignore[arg-type]
+
+
+async def test_in_place_is_the_callers_folder_and_nothing_to_wait_for(
+    repo: Path, home: Path
+) -> None:
+    shown: list[WorkspaceReport] = []
+    workspace = await open_workspace(request(home), context(repo, home), shown.append)
+    assert workspace.context.cwd == repo and workspace.context.write_root == repo
+    assert workspace.context.session_id == "sub-1"
+    assert workspace.tools_ready is None and workspace.intro == ""
+    assert await workspace.run(_value(7)) == 7
+    report = await workspace.finish()
+    assert report == WorkspaceReport() and report.summary is None
+    assert shown == [WorkspaceReport()]
+
+
+async def test_isolated_phases_report_made_then_ended_and_remove_an_unchanged_worktree(
+    repo: Path, home: Path
+) -> None:
+    shown: list[WorkspaceReport] = []
+    ctx = context(repo, home)
+    workspace = await open_workspace(request(home, isolated=True), ctx, shown.append)
+    planned = workspace.context.cwd
+    assert planned.parent == repo / ".wave" / "worktrees"  # WT-1: known before the checkout
+    assert workspace.context.sandbox is None  # its own, once made
+    assert shown[0].worktree is not None and shown[0].sandbox is None
+    assert workspace.tools_ready is not None
+    made = await workspace.ready()
+    assert made.cwd == planned and made.write_root == planned and made.sandbox is not None
+    assert made.services.isolated_worktree is not None
+    assert (planned / "README.md").is_file()
+    assert shown[-1].sandbox == SandboxReport.of(made.sandbox)
+    report = await workspace.finish()
+    assert report.worktree is not None and report.worktree.end is not None
+    assert report.worktree.end.kept is False  # WT-5: nothing changed, removed
+    assert report.summary is not None and report.summary.startswith("Worktree removed")
+    assert not os.path.lexists(planned)
+    assert shown[-1] == report
+    wire = report.worktree.to_json()
+    assert list(wire)[-4:] == ["kept", "changedFiles", "commits", "summary"]
+
+
+async def test_a_changed_worktree_is_kept_and_said_so(repo: Path, home: Path) -> None:
+    workspace = await open_workspace(request(home, isolated=True), context(repo, home))
+    made = await workspace.ready()
+    (made.cwd / "new.py").write_text("y = 2\n")
+    report = await workspace.finish()
+    assert report.worktree is not None and report.worktree.end is not None
+    assert report.worktree.end.kept and report.worktree.end.changed_files == 1  # WT-6
+    assert (made.cwd / "new.py").is_file()
+
+
+async def test_no_worktree_fails_or_falls_back_to_the_callers_folder(
+    tmp_path: Path, home: Path
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(IsolationError, match="not inside a git repository"):  # WT-11
+        await open_workspace(request(home, isolated=True), context(plain, home))
+    shown: list[WorkspaceReport] = []
+    ask = request(home, isolated=True, in_place_fallback=True)
+    workspace = await open_workspace(ask, context(plain, home), shown.append)
+    assert workspace.context.cwd == plain and workspace.tools_ready is None
+    assert shown[0].worktree is not None and shown[0].worktree.in_place
+    assert shown[0].summary is not None and "ran in place" in shown[0].summary
+    assert shown[0].worktree.to_json() == {
+        "inPlace": True,
+        "path": str(plain),
+        "summary": shown[0].summary,
+    }
+    assert await workspace.finish() == shown[0]
+
+
+async def test_the_reports_json_is_the_blocks_details_as_before(repo: Path, home: Path) -> None:
+    manager = WorktreeManager()
+    wt = await create_isolated_worktree(repo, home=home, manager=manager)
+    before = wt.to_json()
+    ended = await finish_isolated_worktree(wt, manager=manager)
+    assert WorktreeReport.made(wt).to_json() == before
+    summary = ended.summary + "\nnote"
+    as_before = {**wt.to_json(), **ended.to_json(), "summary": summary}
+    report = WorktreeReport.ended(wt, ended, summary)
+    assert report.to_json() == as_before and list(report.to_json()) == list(as_before)
+    sandbox = {"mechanism": "none", "writable": ["/a"], "note": "unsandboxed"}
+    record = DelegationRecord("coder", "d", "sub-1")
+    record.show(WorkspaceReport(report, SandboxReport.from_json(sandbox)))
+    details = record.to_json()
+    assert details["worktree"] == as_before and details["sandbox"] == sandbox
+    again = DelegationRecord.from_json(details)
+    assert again.to_json() == details and again.worktree_summary == summary
+
+
+async def test_reading_back_odd_details_never_fails() -> None:
+    record = DelegationRecord.from_json({"worktree": "x", "sandbox": [1]})
+    assert record.workspace == WorkspaceReport() and record.worktree_summary is None
+    odd = {"path": 3, "kept": True, "changedFiles": "2", "future": 1}
+    report = WorktreeReport.from_json(odd)
+    assert report is not None and report.end is not None and report.end.changed_files is None
+    assert report.to_json()["future"] == 1
+
+
+async def _value(value: int) -> int:
+    return value

@@ -1,0 +1,237 @@
+"""Where one delegation runs: the ``Workspace`` seam between the runner and the isolation rules.
+
+The runner asks for a workspace (``open_workspace``: in place, or an isolated worktree) and
+gets one object with one call per phase:
+
+- ``context``: the tool context to start with; ``ready()`` (the conversation's
+  ``tools_ready``, None in place): the one to run tools in, once the worktree is made;
+- ``run(turn)``: the turn, beside git's checkout (a checkout that fails stops it);
+- ``finish()``: the keep/remove rule at any end, a stop included, and a typed report of
+  worktree, outcome and sandbox (``report.py``).
+
+What can refuse the worktree is checked in ``open_workspace`` (an ``IsolationError`` then
+means nothing ran); git's checkout, the local copies and the sandbox go on in a thread, so
+the first model request does not wait for them; the first tool call does (``ready``).
+Every report the block should show goes to ``show`` as it changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from wave_ls.runtime.core import ToolContext
+from wave_ls.worktrees.model import IsolationError
+from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
+
+if TYPE_CHECKING:
+    from wave_ls.runtime.sandbox import Confinement
+    from wave_ls.worktrees.isolation import IsolatedWorktree, WorktreeLaunch
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class WorkspaceRequest:
+    """What a delegation asks of its workspace.
+
+    ``session_id`` is the run's own id (its tool context's, and the worktree hooks');
+    ``owner`` who holds the worktree (``wave/worktrees/list``); ``in_place_fallback``: when
+    no worktree can be made, run in the caller's folder (saying so) instead of failing;
+    ``intro_in_prompt`` False (a fork keeps its parent's system prompt verbatim): the
+    sandbox's introduction comes with its first command's result instead.
+    """
+
+    session_id: str
+    home: Path
+    isolated: bool = False
+    owner: str = ""
+    in_place_fallback: bool = False
+    intro_in_prompt: bool = True
+
+
+class Workspace:
+    """One delegation's workspace (``open_workspace``); see the module's docstring."""
+
+    def __init__(
+        self,
+        context: ToolContext,
+        show: Callable[[WorkspaceReport], None],
+        report: WorkspaceReport,
+        launch: WorktreeLaunch | None = None,
+        intro: str = "",
+        intro_in_prompt: bool = True,
+    ) -> None:
+        self.context = context
+        # The sandbox's section of the system prompt ("" when nothing confines it).
+        self.intro = intro if intro_in_prompt else ""
+        self._note = "" if intro_in_prompt else intro.strip()
+        self._show = show
+        self._launch = launch
+        self._abandoned = False
+        self.report = report
+        show(report)
+
+    @property
+    def tools_ready(self) -> Callable[[], Awaitable[ToolContext]] | None:
+        """What the first tool call awaits (None: nothing to wait for)."""
+        return self.ready if self._launch is not None else None
+
+    async def ready(self) -> ToolContext:
+        """The context to run tools in, once the worktree and its sandbox are made."""
+        wt, box = await self._wait()
+        if self._note and box.confined:
+            box.note = self._note
+        self._report(WorkspaceReport(WorktreeReport.made(wt), SandboxReport.of(box)))
+        self.context = dataclasses.replace(
+            self.context,
+            cwd=wt.cwd,
+            write_root=wt.path,
+            services=self.context.services.for_subagent(wt),
+            sandbox=box,
+        )
+        return self.context
+
+    async def run(self, turn: Awaitable[T]) -> T:
+        """``turn``, while the worktree is still being made; a worktree that cannot be made
+        after all stops the turn, and its ``IsolationError`` is raised instead."""
+        ready = self._launch.ready if self._launch is not None else None
+        if ready is None or ready.done():
+            return await turn
+        running = asyncio.ensure_future(turn)
+        either: set[asyncio.Future[Any]] = {running, ready}
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            await _stop(running)  # its end (tool calls closed, commands stopped) first
+            raise
+        if ready.done() and not ready.cancelled() and (error := ready.exception()) is not None:
+            await _stop(running)
+            raise error
+        return await running
+
+    async def finish(self) -> WorkspaceReport:
+        """End the worktree by the keep/remove rule (never raises: WT-7) and report how.
+
+        A run stopped before its worktree was made does not wait for git's checkout: the
+        worktree is ended in the background once made (``abandon``)."""
+        launch = self._launch
+        if launch is None:
+            return self.report
+        if self._abandoned or (not launch.ready.done() and _stopping()):
+            self.abandon()
+            return self.report
+        try:
+            wt, box = await self._wait()
+        except Exception:  # it could not be made: nothing to end (a cancellation goes on)
+            return self.report
+        from wave_ls.worktrees.isolation import finish_isolated_worktree
+
+        ended = await finish_isolated_worktree(wt, manager=launch.manager, sandbox=box)
+        # Never silently unconfined: the summary says so too.
+        summary = ended.summary if box.confined else f"{ended.summary}\n{box.note}"
+        self._report(
+            WorkspaceReport(WorktreeReport.ended(wt, ended, summary), SandboxReport.of(box))
+        )
+        return self.report
+
+    def abandon(self) -> None:
+        """Nobody waits for the worktree any more (a stopped run): once made, it is ended by
+        the keep/remove rule in the background (once, however often this is called)."""
+        if self._launch is not None and not self._abandoned:
+            from wave_ls.worktrees.isolation import finish_when_made
+
+            self._abandoned = True
+            finish_when_made(self._launch.ready, self._launch.manager)
+
+    async def _wait(self) -> tuple[IsolatedWorktree, Confinement]:
+        assert self._launch is not None
+        try:
+            return await asyncio.shield(self._launch.ready)
+        except asyncio.CancelledError:
+            self.abandon()
+            raise
+
+    def _report(self, report: WorkspaceReport) -> None:
+        self.report = report
+        self._show(report)
+
+
+async def open_workspace(
+    request: WorkspaceRequest,
+    ctx: ToolContext,
+    show: Callable[[WorkspaceReport], None] = lambda _report: None,
+) -> Workspace:
+    """The workspace of a run asked for by a tool call running in ``ctx``: in place (its
+    caller's folder, write root and sandbox), or isolated in a worktree on its way. Raises
+    the ``IsolationError`` that refuses the worktree (unless ``in_place_fallback``)."""
+    in_place = ToolContext(
+        cwd=ctx.cwd,
+        home=ctx.home,
+        session_id=request.session_id,
+        write_root=ctx.write_root,
+        services=ctx.services.for_subagent(None),
+        sandbox=ctx.sandbox,
+    )
+    if not request.isolated:
+        return Workspace(in_place, show, WorkspaceReport())
+    try:
+        launch = await _launch(request, ctx.cwd)
+    except IsolationError as exc:
+        if not request.in_place_fallback:
+            raise
+        note = f"The fork ran in place in {ctx.cwd}: no worktree could be made ({exc})."
+        return Workspace(
+            in_place, show, WorkspaceReport(WorktreeReport.ran_in_place(ctx.cwd, note))
+        )
+    wt = launch.ready.result()[0] if launch.ready.done() else launch.planned
+    context = dataclasses.replace(
+        in_place,
+        cwd=wt.cwd,
+        write_root=wt.path,
+        services=ctx.services.for_subagent(wt),
+        sandbox=None,  # its own, once made (``ready``)
+    )
+    report = WorkspaceReport(WorktreeReport.made(wt))
+    return Workspace(context, show, report, launch, _intro(wt), request.intro_in_prompt)
+
+
+async def _launch(request: WorkspaceRequest, cwd: Path) -> WorktreeLaunch:
+    # On first use (~15 ms of imports): a session that never isolates never pays it.
+    from wave_ls.worktrees.isolation import WorktreeRequest, finish_when_made, launch_worktree
+
+    launch = await launch_worktree(
+        WorktreeRequest(cwd, home=request.home, owner=request.owner, session_id=request.session_id)
+    )
+    if request.in_place_fallback or not launch.cwd_known:
+        # The fallback, or the agent's directory, needs it made.
+        try:
+            await asyncio.shield(launch.ready)
+        except asyncio.CancelledError:
+            finish_when_made(launch.ready, launch.manager)
+            raise
+    return launch
+
+
+def _intro(wt: IsolatedWorktree) -> str:
+    from wave_ls.runtime.sandbox import sandbox_confines
+    from wave_ls.worktrees.sandboxing import sandbox_prompt
+
+    return sandbox_prompt(wt.path, wt.branch) if sandbox_confines() else ""
+
+
+def _stopping() -> bool:
+    """Whether the running task is being cancelled (a stop, not a timeout)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+async def _stop(running: asyncio.Future[Any]) -> None:
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await running
