@@ -201,15 +201,10 @@ def kept_worktree(line: str) -> str:
 
 
 def argument(update: dict[str, Any]) -> str:
-    try:
-        args = json.loads(update.get("arguments") or "{}")
-    except json.JSONDecodeError:
-        return ""
-    for key in ("file_path", "pattern", "command", "description"):
-        if isinstance(args.get(key), str):
-            text = " ".join(args[key].split())
-            return text if len(text) < 70 else text[:69] + "…"
-    return ""
+    """What the call works on: the block's ``target`` (from the tool's descriptor)."""
+    target = update.get("target")
+    text = target if isinstance(target, str) else ""
+    return text if len(text) < 70 else text[:69] + "…"
 
 
 def first_line(text: str) -> str:
