@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from wave_ls.agents.definition import AgentDefinition
 
-# The model-facing tool names of PROTOCOL.md, in the order the runtime registers them.
+# The model-facing tool names of PROTOCOL.md: the registered tools' own names (``session_tools``
+# and ``Agent``, from layers this one cannot import; tests/test_tool_targets.py checks that
+# they are the same). The order is the one tool summaries list them in.
 ALL_TOOL_NAMES: tuple[str, ...] = (
     "Read",
     "Write",
