@@ -18,8 +18,9 @@ command gets past this list.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
+
+from wave_ls.runtime.shell_syntax import Simple, Unreadable, Word, simple_commands
 
 NETWORK = "reaches the network"
 
@@ -156,26 +157,9 @@ _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _DEV_NET = re.compile(r"/dev/(tcp|udp)/")
 
 
-class Word(Protocol):
-    @property
-    def text(self) -> str: ...
-    @property
-    def literal(self) -> bool: ...
-
-
-class Simple(Protocol):
-    @property
-    def words(self) -> Sequence[Word]: ...
-    @property
-    def redirects(self) -> Sequence[tuple[str, Word]]: ...
-
-
-Parse = Callable[[str], Sequence[Simple]]
-
-
-def network_problem(commands: Sequence[Simple], parse: Parse) -> str | None:
+def network_problem(commands: Sequence[Simple]) -> str | None:
     """Why one of ``commands`` (the simple commands of one command line) reaches the
-    network, or None. ``parse`` splits a nested script (``bash -c '...'``) the same way."""
+    network, or None."""
     for simple in commands:
         for _op, target in simple.redirects:
             if _DEV_NET.search(target.text):
@@ -183,12 +167,12 @@ def network_problem(commands: Sequence[Simple], parse: Parse) -> str | None:
         for word in simple.words:
             if _DEV_NET.search(word.text):
                 return f"`{word.text}` is a network connection (bash's /dev/tcp, /dev/udp)"
-        if problem := words_network(simple.words, parse):
+        if problem := words_network(simple.words):
             return problem
     return None
 
 
-def words_network(words: Sequence[Word], parse: Parse) -> str | None:
+def words_network(words: Sequence[Word]) -> str | None:
     """Why the simple command ``words`` reaches the network, or None."""
     i = 0
     while i < len(words) and (
@@ -200,7 +184,7 @@ def words_network(words: Sequence[Word], parse: Parse) -> str | None:
         args = [w.text for w in words[i + 1 :]]
         runner = _RUNNERS.get(name)
         if runner is None:
-            return _program_network(name, words[i + 1 :], parse)
+            return _program_network(name, words[i + 1 :])
         if name == "command" and args[:1] in (["-v"], ["-V"]):
             return None  # a lookup, as bash_safety reads it: "command -v curl" runs nothing
         i += 1 + _skip_options(args, runner, _RUNNER_OPERANDS.get(name, 0))
@@ -224,7 +208,7 @@ def _skip_options(args: list[str], with_value: frozenset[str], operands: int) ->
     return min(len(args), i + operands)
 
 
-def _program_network(name: str, rest: Sequence[Word], parse: Parse) -> str | None:
+def _program_network(name: str, rest: Sequence[Word]) -> str | None:
     args = [w.text for w in rest]
     if name in _PROGRAMS:
         if args and all(a in _VERSION_FLAGS for a in args):
@@ -235,7 +219,7 @@ def _program_network(name: str, rest: Sequence[Word], parse: Parse) -> str | Non
     if name == "git":
         return _git_network(args)
     if name in _SHELLS:
-        return _shell_network(name, rest, parse)
+        return _shell_network(name, rest)
     if name in _CODE_FLAGS:
         if module := _python_module(name, args):
             return module
@@ -245,7 +229,7 @@ def _program_network(name: str, rest: Sequence[Word], parse: Parse) -> str | Non
         return _package_network(name, args)
     if name == "find":
         for index, arg in enumerate(args):
-            problem = arg in _FIND_EXEC and words_network(rest[index + 1 :], parse)
+            problem = arg in _FIND_EXEC and words_network(rest[index + 1 :])
             if problem:
                 return f"`find {arg}`: {problem}"
     return None
@@ -298,7 +282,7 @@ def _python_module(name: str, args: list[str]) -> str | None:
     return None
 
 
-def _shell_network(name: str, rest: Sequence[Word], parse: Parse) -> str | None:
+def _shell_network(name: str, rest: Sequence[Word]) -> str | None:
     """``bash -c '<script>'``: the script's commands, checked again (a script only known
     at run time is not "known to reach the network": it is refused as read-only anyway)."""
     for index, word in enumerate(rest):
@@ -308,8 +292,8 @@ def _shell_network(name: str, rest: Sequence[Word], parse: Parse) -> str | None:
         if script is None or not script.literal:
             return None
         try:
-            return network_problem(parse(script.text), parse)
-        except Exception:  # the caller's parser refuses what it cannot read
+            return network_problem(simple_commands(script.text))
+        except (Unreadable, RecursionError):  # refused as read-only anyway
             return None
     return None
 

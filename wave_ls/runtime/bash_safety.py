@@ -10,19 +10,17 @@ is not read-only either (``runtime/bash_network.py``: it could send what it read
 ``network_reason`` tells such commands apart for the policy (they ask first even where the
 session's sandbox lets other commands run unasked).
 
-The shell text is lexed here rather than with ``shlex`` alone because ``shlex`` does not see
-command substitutions inside double quotes, redirections or operators; quoting rules follow
-bash (single quotes, double quotes, backslashes, ``$'...'``).
+The command line is read with tree-sitter-bash (``shell_syntax``): the decisions here are
+made on its simple commands, their words and their redirections.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from wave_ls.runtime.bash_network import network_problem
+from wave_ls.runtime.shell_syntax import Simple, Unreadable, Word, simple_commands
 
 
 def is_read_only_command(command: str) -> tuple[bool, str]:
@@ -34,14 +32,14 @@ def is_read_only_command(command: str) -> tuple[bool, str]:
     if not command.strip():
         return False, "empty command"
     try:
-        commands = _Lexer(command).parse()
-    except _Refused as refused:
+        commands = simple_commands(command)
+    except Unreadable as refused:
         return False, refused.reason
     except RecursionError:
         return False, "the command is nested too deeply to check"
     if not commands:
         return False, "empty command"
-    if network := network_problem(commands, _parse):
+    if network := network_problem(commands):
         return False, network
     for simple in commands:
         reason = _redirect_problem(simple) or _words_problem(simple.words)
@@ -54,292 +52,9 @@ def network_reason(command: str) -> str | None:
     """Why ``command`` is known to reach the network (``bash_network.py``), or None; a
     command that cannot be read is not known to (``is_read_only_command`` refuses it)."""
     try:
-        return network_problem(_parse(command), _parse)
-    except (_Refused, RecursionError):
+        return network_problem(simple_commands(command))
+    except (Unreadable, RecursionError):
         return None
-
-
-def _parse(command: str) -> list[_Simple]:
-    return _Lexer(command).parse()
-
-
-# --------------------------------------------------------------------------- lexing
-
-
-class _Word(NamedTuple):
-    text: str  # quotes removed; expansions kept as written ("$HOME", "$(...)")
-    literal: bool  # nothing in it expands: the shell passes exactly ``text``
-    # It may expand to something starting with "-" or to several words, so a program could
-    # read it as an option ("$X", "*", "{-i,a}", unquoted "a$X"); "src/*.py" and "a$X" in
-    # quotes are not risky: their expansion keeps the literal start.
-    risky: bool
-    quoted: bool  # some part was quoted or escaped
-
-
-@dataclass
-class _Simple:
-    words: list[_Word] = field(default_factory=list)
-    redirects: list[tuple[str, _Word]] = field(default_factory=list)
-
-
-@dataclass
-class _WordState:
-    out: list[str] = field(default_factory=list)
-    bare: list[str] = field(default_factory=list)  # unquoted characters (brace expansion)
-    literal: bool = True
-    risky: bool = False
-    quoted: bool = False
-
-    def expansion(self, in_quotes: bool) -> None:
-        """Record an expansion at the current position of the word."""
-        self.literal = False
-        if not in_quotes or not "".join(self.out):
-            self.risky = True
-
-
-class _Refused(Exception):
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-_BREAK = frozenset(" \t\n;&|()<>")
-_REDIRECT_OPS = ("&>>", "&>", ">>", ">|", ">&", "<<<", "<<-", "<<", "<>", "<&", ">", "<")
-_BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
-
-
-class _Lexer:
-    """Splits shell text into simple commands; substitutions become commands of their own."""
-
-    def __init__(self, text: str) -> None:
-        self.s = text
-        self.i = 0
-        self.commands: list[_Simple] = []
-
-    def parse(self) -> list[_Simple]:
-        self._commands(nested=False)
-        return self.commands
-
-    def _commands(self, nested: bool) -> None:
-        """Lex until the end, or (``nested``) until the ``)`` closing a substitution."""
-        s = self.s
-        current = _Simple()
-        depth = 0
-
-        def finish() -> None:
-            nonlocal current
-            if current.words or current.redirects:
-                self.commands.append(current)
-            current = _Simple()
-
-        while self.i < len(s):
-            c = s[self.i]
-            if c in " \t":
-                self.i += 1
-            elif s.startswith("\\\n", self.i):
-                self.i += 2
-            elif c == "#":
-                end = s.find("\n", self.i)
-                self.i = len(s) if end < 0 else end
-            elif c in "\n;":
-                finish()
-                self.i += 1
-            elif c == "&" and s.startswith("&>", self.i):
-                self._redirect(current, "")
-            elif c in "&|":
-                finish()
-                self.i += 2 if s[self.i : self.i + 2] in ("&&", "||", "|&") else 1
-            elif c == "(":
-                finish()
-                depth += 1
-                self.i += 1
-            elif c == ")":
-                finish()
-                self.i += 1
-                if depth == 0:
-                    if nested:
-                        return
-                    raise _Refused("unbalanced `)`")
-                depth -= 1
-            elif c in "<>" and not s.startswith("(", self.i + 1):
-                self._redirect(current, "")
-            else:
-                word = self._word()
-                if (
-                    word.text.isdigit()
-                    and not word.quoted
-                    and self.i < len(s)
-                    and s[self.i] in "<>"
-                    and not s.startswith("(", self.i + 1)
-                ):
-                    self._redirect(current, word.text)  # "2>file": the digits are the fd
-                else:
-                    current.words.append(word)
-        if nested:
-            raise _Refused("unterminated `$(`")
-        finish()
-
-    def _redirect(self, current: _Simple, fd: str) -> None:
-        op = next(op for op in _REDIRECT_OPS if self.s.startswith(op, self.i))
-        if op in ("<<", "<<-"):
-            raise _Refused("here-documents (`<<`) are not supported in read-only mode")
-        self.i += len(op)
-        while self.i < len(self.s) and self.s[self.i] in " \t":
-            self.i += 1
-        if self.i >= len(self.s) or self.s[self.i] in _BREAK - {"<", ">"}:
-            raise _Refused(f"redirection `{fd}{op}` without a target")
-        current.redirects.append((fd + op, self._word()))
-
-    def _word(self) -> _Word:
-        s = self.s
-        st = _WordState()
-        while self.i < len(s):
-            c = s[self.i]
-            if c in "<>" and s.startswith("(", self.i + 1):
-                st.expansion(in_quotes=True)  # process substitution: a /dev/fd path
-                self.i += 2
-                self._commands(nested=True)
-                st.out.append("/dev/fd/63")
-                continue
-            if c in _BREAK:
-                break
-            if c == "\\":
-                if s.startswith("\\\n", self.i):
-                    self.i += 2
-                    continue
-                st.out.append(s[self.i + 1 : self.i + 2])
-                st.quoted = True
-                self.i += 2
-            elif c == "'":
-                end = s.find("'", self.i + 1)
-                if end < 0:
-                    raise _Refused("unterminated single quote")
-                st.out.append(s[self.i + 1 : end])
-                st.quoted = True
-                self.i = end + 1
-            elif c == '"':
-                self._double_quoted(st)
-            elif c == "$":
-                self._dollar(st, in_double=False)
-            elif c == "`":
-                self._backticks(st, in_quotes=False)
-            else:
-                if c in "*?" or (c == "[" and "]" in self._rest_of_word()):
-                    st.expansion(in_quotes=bool("".join(st.out)))
-                st.out.append(c)
-                st.bare.append(c)
-                self.i += 1
-        text = "".join(st.out)
-        brace = _BRACE_EXPANSION.search("".join(st.bare))
-        if brace:
-            st.literal = False
-            st.risky |= brace.start() == 0 and not st.quoted
-        if not st.literal and text.startswith("-"):
-            st.risky = True  # "-$X" can become any option
-        return _Word(text, st.literal, st.risky, st.quoted)
-
-    def _rest_of_word(self) -> str:
-        end = self.i
-        while end < len(self.s) and self.s[end] not in _BREAK:
-            end += 1
-        return self.s[self.i : end]
-
-    def _double_quoted(self, st: _WordState) -> None:
-        """Consume ``"..."`` (its opening quote at ``self.i``)."""
-        s = self.s
-        self.i += 1
-        st.quoted = True
-        while self.i < len(s):
-            c = s[self.i]
-            if c == '"':
-                self.i += 1
-                return
-            if c == "\\" and s[self.i + 1 : self.i + 2] in ("$", "`", '"', "\\", "\n"):
-                st.out.append(s[self.i + 1].replace("\n", ""))
-                self.i += 2
-            elif c == "$":
-                self._dollar(st, in_double=True)
-            elif c == "`":
-                self._backticks(st, in_quotes=True)
-            else:
-                st.out.append(c)
-                self.i += 1
-        raise _Refused("unterminated double quote")
-
-    def _dollar(self, st: _WordState, in_double: bool) -> None:
-        """Consume what starts with the ``$`` at ``self.i``."""
-        s = self.s
-        nxt = s[self.i + 1 : self.i + 2]
-        if s.startswith("$((", self.i):
-            raise _Refused("arithmetic expansion `$((...))` is not supported in read-only mode")
-        if nxt == "(":
-            st.expansion(in_double)
-            self.i += 2
-            self._commands(nested=True)
-            st.out.append("$(...)")
-        elif nxt == "{":
-            st.expansion(in_double)
-            st.out.append("${")
-            self.i += 2
-            while self.i < len(s) and s[self.i] != "}":
-                c = s[self.i]
-                if c == "$":
-                    self._dollar(st, in_double=True)
-                elif c == "`":
-                    self._backticks(st, in_quotes=True)
-                elif c == '"':
-                    self._double_quoted(st)
-                elif c == "'" and not in_double:
-                    end = s.find("'", self.i + 1)
-                    if end < 0:
-                        raise _Refused("unterminated single quote")
-                    st.out.append(s[self.i + 1 : end])
-                    self.i = end + 1
-                else:
-                    st.out.append(c)
-                    self.i += 1
-            if self.i >= len(s):
-                raise _Refused("unterminated `${`")
-            st.out.append("}")
-            self.i += 1
-        elif nxt == "'" and not in_double:
-            # $'...' (ANSI-C quoting): escapes are not decoded, so "\x72m" never reads as
-            # "rm", and the word is not literal, so no checker trusts its text.
-            st.expansion(in_quotes=True)
-            st.quoted = True
-            j = self.i + 2
-            while j < len(s) and s[j] != "'":
-                j += 2 if s[j] == "\\" else 1
-            if j >= len(s):
-                raise _Refused("unterminated `$'` quote")
-            st.out.append("$'" + s[self.i + 2 : j] + "'")
-            self.i = j + 1
-        elif nxt == '"' and not in_double:
-            self.i += 1  # $"..." is a translated string: lexed as "..."
-            self._double_quoted(st)
-        else:
-            if nxt and (nxt.isalnum() or nxt in "_?#@*$!-"):
-                st.expansion(in_double)
-            st.out.append("$")
-            self.i += 1
-
-    def _backticks(self, st: _WordState, in_quotes: bool) -> None:
-        s = self.s
-        j = self.i + 1
-        inner: list[str] = []
-        while j < len(s) and s[j] != "`":
-            if s[j] == "\\" and j + 1 < len(s):
-                inner.append(s[j + 1] if s[j + 1] in "$`\\" else s[j : j + 2])
-                j += 2
-            else:
-                inner.append(s[j])
-                j += 1
-        if j >= len(s):
-            raise _Refused("unterminated backquote")
-        st.expansion(in_quotes)
-        self.commands.extend(_Lexer("".join(inner)).parse())
-        st.out.append("`...`")
-        self.i = j + 1
 
 
 # --------------------------------------------------------------------------- redirections
@@ -347,7 +62,7 @@ class _Lexer:
 _SAFE_SINKS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
-def _redirect_problem(simple: _Simple) -> str | None:
+def _redirect_problem(simple: Simple) -> str | None:
     for op, target in simple.redirects:
         bare = op.lstrip("0123456789")
         if bare == "<" and not target.literal and target.text != "/dev/fd/63":
@@ -425,11 +140,11 @@ _MUTATING: dict[str, str] = {
 }
 
 
-Checker = Callable[[list[_Word]], "str | None"]
+Checker = Callable[[list[Word]], "str | None"]
 _LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{"})
 
 
-def _words_problem(words: Sequence[_Word], from_stdin: bool = False) -> str | None:
+def _words_problem(words: Sequence[Word], from_stdin: bool = False) -> str | None:
     """Why this simple command is not read-only, or None. ``from_stdin``: xargs adds args."""
     words = list(words)
     while words:
@@ -482,7 +197,7 @@ _HARMLESS_VARS = _names(
 _PAGER_VARS = frozenset({"PAGER", "GIT_PAGER", "MANPAGER"})
 
 
-def _assignment_problem(word: _Word) -> str | None:
+def _assignment_problem(word: Word) -> str | None:
     name, _, value = word.text.partition("=")
     name = name.rstrip("+")
     if name in _HARMLESS_VARS or name.startswith("LC_"):
@@ -492,7 +207,7 @@ def _assignment_problem(word: _Word) -> str | None:
     return f"setting `{name}` may change what commands do"
 
 
-def _for_problem(args: list[_Word]) -> str | None:
+def _for_problem(args: list[Word]) -> str | None:
     # "for NAME [in WORDS]" only binds a variable, and checked commands refuse "$NAME"
     # arguments. An upper-case name could be PATH, IFS, GIT_DIR...: refused.
     if args and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", args[0].text):
@@ -508,7 +223,7 @@ def _for_problem(args: list[_Word]) -> str | None:
 
 def _option_problem(
     name: str,
-    args: list[_Word],
+    args: list[Word],
     *,
     bad_short: str = "",
     bad_long: Sequence[str] = (),
@@ -543,7 +258,7 @@ def _option_problem(
 
 
 def _operands(
-    args: list[_Word], short_values: str = "", long_values: Sequence[str] = ()
+    args: list[Word], short_values: str = "", long_values: Sequence[str] = ()
 ) -> list[str]:
     out: list[str] = []
     i = 0
@@ -567,7 +282,7 @@ def _operands(
 # --------------------------------------------------------------------------- per-command checks
 
 
-def _check_find(args: list[_Word]) -> str | None:
+def _check_find(args: list[Word]) -> str | None:
     i = 0
     while i < len(args):
         arg = args[i].text
@@ -586,9 +301,9 @@ def _check_find(args: list[_Word]) -> str | None:
     return None
 
 
-def _check_sed(args: list[_Word]) -> str | None:
-    scripts: list[_Word] = []
-    operands: list[_Word] = []
+def _check_sed(args: list[Word]) -> str | None:
+    scripts: list[Word] = []
+    operands: list[Word] = []
     i = 0
     while i < len(args):
         word = args[i]
@@ -702,8 +417,8 @@ def _sed_script_problem(script: str) -> str | None:
     return None
 
 
-def _check_awk(args: list[_Word]) -> str | None:
-    program: _Word | None = None
+def _check_awk(args: list[Word]) -> str | None:
+    program: Word | None = None
     i = 0
     while i < len(args) and program is None:
         arg = args[i].text
@@ -739,7 +454,7 @@ def _check_awk(args: list[_Word]) -> str | None:
     return None
 
 
-def _check_sort(args: list[_Word]) -> str | None:
+def _check_sort(args: list[Word]) -> str | None:
     return _option_problem(
         "sort",
         args,
@@ -750,7 +465,7 @@ def _check_sort(args: list[_Word]) -> str | None:
     )
 
 
-def _check_uniq(args: list[_Word]) -> str | None:
+def _check_uniq(args: list[Word]) -> str | None:
     if (
         len(
             _operands(
@@ -763,23 +478,23 @@ def _check_uniq(args: list[_Word]) -> str | None:
     return None
 
 
-def _check_tree(args: list[_Word]) -> str | None:
+def _check_tree(args: list[Word]) -> str | None:
     return _option_problem("tree", args, bad_short="o", bad_long=("output",), short_values="LPIHT")
 
 
-def _check_file(args: list[_Word]) -> str | None:
+def _check_file(args: list[Word]) -> str | None:
     return _option_problem("file", args, bad_short="C", bad_long=("compile",), short_values="efFmP")
 
 
-def _check_rg(args: list[_Word]) -> str | None:
+def _check_rg(args: list[Word]) -> str | None:
     return _option_problem("rg", args, bad_long=("pre",), short_values="efgmtTABCjMEd")
 
 
-def _check_yq(args: list[_Word]) -> str | None:
+def _check_yq(args: list[Word]) -> str | None:
     return _option_problem("yq", args, bad_short="i", bad_long=("inplace",))
 
 
-def _check_date(args: list[_Word]) -> str | None:
+def _check_date(args: list[Word]) -> str | None:
     if problem := _option_problem(
         "date", args, bad_short="s", bad_long=("set",), short_values="dfr"
     ):
@@ -789,14 +504,14 @@ def _check_date(args: list[_Word]) -> str | None:
     return None
 
 
-def _check_hostname(args: list[_Word]) -> str | None:
+def _check_hostname(args: list[Word]) -> str | None:
     if any(not a.text.startswith("-") for a in args):
         return "`hostname <name>` sets the host name"
     return _option_problem("hostname", args, bad_short="Fb", bad_long=("file", "boot"))
 
 
 def _subcommand_check(allowed: frozenset[str], verb: str) -> Checker:
-    def check(args: list[_Word], _name: str = verb) -> str | None:
+    def check(args: list[Word], _name: str = verb) -> str | None:
         first = next((a.text for a in args if not a.text.startswith("-")), None)
         if first is None:
             if all(a.text in ("--version", "-v", "-V", "--help", "-h") for a in args):
@@ -810,7 +525,7 @@ def _subcommand_check(allowed: frozenset[str], verb: str) -> Checker:
 
 
 def _version_only(name: str) -> Checker:
-    def check(args: list[_Word]) -> str | None:
+    def check(args: list[Word]) -> str | None:
         if args and all(a.text in ("--version", "-V", "-v") for a in args):
             return None
         return f"`{name}` {_MUTATING.get(name, 'runs code whose effects are unknown')}"
@@ -818,7 +533,7 @@ def _version_only(name: str) -> Checker:
     return check
 
 
-def _check_go(args: list[_Word]) -> str | None:
+def _check_go(args: list[Word]) -> str | None:
     sub = args[0].text if args else ""
     if sub == "version" or (sub == "env" and not any(a.text in ("-w", "-u") for a in args)):
         return None
@@ -845,7 +560,7 @@ _GIT_GLOBAL_FLAGS = _names(
 )
 
 
-def _check_git(args: list[_Word]) -> str | None:
+def _check_git(args: list[Word]) -> str | None:
     texts = [a.text for a in args]
     i = 0
     while i < len(texts) and texts[i].startswith("-"):
@@ -1048,7 +763,7 @@ _CHECKERS: dict[str, Checker] = {
 # --------------------------------------------------------------------------- wrappers
 
 
-def _wrap_env(args: list[_Word], from_stdin: bool) -> str | None:
+def _wrap_env(args: list[Word], from_stdin: bool) -> str | None:
     i = 0
     while i < len(args):
         text = args[i].text
@@ -1069,7 +784,7 @@ def _wrap_env(args: list[_Word], from_stdin: bool) -> str | None:
     return _words_problem(args[i:], from_stdin) if i < len(args) else None
 
 
-Wrapper = Callable[[list[_Word], bool], "str | None"]
+Wrapper = Callable[[list[Word], bool], "str | None"]
 
 
 def _wrapper(
@@ -1077,7 +792,7 @@ def _wrapper(
 ) -> Wrapper:
     """``builtin``/``nice``/``time``: options, then the wrapped command, checked as such."""
 
-    def wrap(args: list[_Word], from_stdin: bool) -> str | None:
+    def wrap(args: list[Word], from_stdin: bool) -> str | None:
         i = 0
         while i < len(args) and args[i].text.startswith("-"):
             if args[i].text.split("=", 1)[0] in refused:
@@ -1088,7 +803,7 @@ def _wrapper(
     return wrap
 
 
-def _wrap_command(args: list[_Word], from_stdin: bool) -> str | None:
+def _wrap_command(args: list[Word], from_stdin: bool) -> str | None:
     if args and args[0].text in ("-v", "-V"):
         return None  # a lookup: "command -v git"
     return _wrapper("command", skip_values=(), refused=())(
@@ -1096,14 +811,14 @@ def _wrap_command(args: list[_Word], from_stdin: bool) -> str | None:
     )
 
 
-def _wrap_timeout(args: list[_Word], from_stdin: bool) -> str | None:
+def _wrap_timeout(args: list[Word], from_stdin: bool) -> str | None:
     i = 0
     while i < len(args) and args[i].text.startswith("-"):
         i += 2 if args[i].text in ("-s", "-k", "--signal", "--kill-after") else 1
     return _words_problem(args[i + 1 :], from_stdin) if i + 1 < len(args) else None
 
 
-def _wrap_xargs(args: list[_Word], from_stdin: bool) -> str | None:
+def _wrap_xargs(args: list[Word], from_stdin: bool) -> str | None:
     i = 0
     while i < len(args) and args[i].text.startswith("-"):
         text = args[i].text
@@ -1116,9 +831,9 @@ def _wrap_xargs(args: list[_Word], from_stdin: bool) -> str | None:
     return _words_problem(args[i:], from_stdin=True)
 
 
-def _wrap_shell(args: list[_Word], from_stdin: bool) -> str | None:
+def _wrap_shell(args: list[Word], from_stdin: bool) -> str | None:
     i = 0
-    script: _Word | None = None
+    script: Word | None = None
     while i < len(args):
         text = args[i].text
         if text == "-o" and i + 1 < len(args) and args[i + 1].text == "pipefail":

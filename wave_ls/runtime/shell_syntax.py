@@ -1,0 +1,496 @@
+"""Shell text as simple commands, read from tree-sitter-bash's syntax tree.
+
+``simple_commands`` parses a command line with tree-sitter-bash and flattens it into the
+simple commands that would run: those of pipelines and lists, subshells, groups, ``if`` and
+``while`` bodies, and those inside ``$(...)``, backquotes and ``<(...)`` (each becomes a
+command of its own, listed before the command that uses its output). Each word says what
+the shell leaves of it (quotes removed, expansions kept as written) and whether it can
+expand at run time. Whatever the tree does not show with certainty raises ``Unreadable``:
+a syntax error, text the tree does not cover, here-documents, arithmetic, ``case``,
+function definitions. The read-only check (``bash_safety``) and the network rule
+(``bash_network``) decide on these commands.
+
+tree-sitter is imported on first use (it costs ~50 ms of imports, a parse ~0.1 ms).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+
+class Word(NamedTuple):
+    """One word of a simple command, as the shell would pass it."""
+
+    text: str  # quotes removed; expansions kept as written ("$HOME", "$(...)")
+    literal: bool  # nothing in it expands: the shell passes exactly ``text``
+    # It may expand to something starting with "-" or to several words, so a program could
+    # read it as an option ("$X", "*", "{-i,a}", unquoted "a$X"); "src/*.py" and "a$X" in
+    # quotes are not risky: their expansion keeps the literal start.
+    risky: bool
+    quoted: bool  # some part was quoted or escaped
+
+
+@dataclass
+class Simple:
+    """A simple command: its words (assignments first) and its redirections."""
+
+    words: list[Word] = field(default_factory=list)
+    redirects: list[tuple[str, Word]] = field(default_factory=list)  # ("2>", target)
+
+
+class Unreadable(Exception):
+    """The command cannot be read with certainty; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def simple_commands(command: str) -> list[Simple]:
+    """The simple commands of ``command``; raises ``Unreadable`` (or RecursionError)."""
+    return _Reader(command).commands
+
+
+_parser: Parser | None = None
+_parser_lock = threading.Lock()  # a Parser is not safe to share between threads
+
+
+def _parse(source: bytes) -> Node:
+    global _parser
+    with _parser_lock:
+        if _parser is None:
+            import tree_sitter
+            import tree_sitter_bash
+
+            _parser = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+        return _parser.parse(source).root_node
+
+
+_REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+# Nodes that only hold statements (and punctuation, skipped).
+_CONTAINERS = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "compound_statement",
+        "negated_command",
+        "do_group",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+    }
+)
+_BREAKS = frozenset(b" \t\n;&|()<>")
+_BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
+_EXPANDS_AFTER_DOLLAR = re.compile(r"[A-Za-z0-9_?#@*$!{('\"-]")
+_REFUSED_NODES = {
+    "heredoc_redirect": "here-documents (`<<`) are not supported in read-only mode",
+    "arithmetic_expansion": "arithmetic expansion `$((...))` is not supported in read-only mode",
+    "function_definition": "function definitions are not supported in read-only mode",
+    "c_style_for_statement": "this `for` loop form is not supported in read-only mode",
+}
+
+
+@dataclass
+class _WordState:
+    out: list[str] = field(default_factory=list)
+    bare: list[str] = field(default_factory=list)  # unquoted characters (brace expansion)
+    literal: bool = True
+    risky: bool = False
+    quoted: bool = False
+    end: int = 0  # where the word ends in the source (a glob's closing "]")
+
+    def expansion(self, in_quotes: bool) -> None:
+        """Record an expansion at the current position of the word."""
+        self.literal = False
+        if not in_quotes or not "".join(self.out):
+            self.risky = True
+
+
+class _Reader:
+    """Walks one parsed command line; ``commands`` is the flat list of simple commands."""
+
+    def __init__(self, text: str) -> None:
+        self.source = text.encode("utf-8", "surrogatepass")
+        self.commands: list[Simple] = []
+        root = _parse(self.source)
+        if root.has_error:
+            raise Unreadable(_syntax_error(text))
+        self._statement(root)
+        self._check_covered(root)
+
+    def _text(self, node: Node) -> str:
+        return self.source[node.start_byte : node.end_byte].decode("utf-8", "surrogatepass")
+
+    def _check_covered(self, root: Node) -> None:
+        """Refuse text the tree holds in no token (it would run, unread by us)."""
+        at = 0
+        for leaf in _leaves(root):
+            raw = self.source[at : leaf.start_byte]
+            gap = raw.replace(b"\\\n", b"")
+            if gap.strip():
+                raise Unreadable(f"`{gap.strip().decode(errors='replace')}` cannot be read")
+            if (
+                raw
+                and not gap
+                and at > 0
+                and not _BREAKS.intersection(
+                    self.source[at - 1 : at] + self.source[leaf.start_byte : leaf.start_byte + 1]
+                )
+            ):
+                # bash joins the two sides into one word ("-dele\\<newline>te" is -delete)
+                raise Unreadable("a line continuation inside a word cannot be read")
+            at = max(at, leaf.end_byte)
+        if self.source[at:].replace(b"\\\n", b"").strip():
+            raise Unreadable("the end of the command cannot be read")
+
+    # ----------------------------------------------------------------- statements
+
+    def _statement(self, node: Node) -> None:
+        kind = node.type
+        if not node.is_named or kind == "comment":
+            return
+        if kind in _REFUSED_NODES:
+            raise Unreadable(_REFUSED_NODES[kind])
+        if kind in _CONTAINERS:
+            first = node.children[0] if node.children else None
+            if first is not None and first.type == "((":
+                raise Unreadable("arithmetic `((...))` is not supported in read-only mode")
+            if first is not None and first.type in ("!", "{") and not self._spaced(first.end_byte):
+                # "!x" and "{}" are words to bash (a command name), not "!" or a group.
+                raise Unreadable(f"the command `{self._text(node).split()[0]}` cannot be read")
+            for child in node.children:
+                self._statement(child)
+        elif kind == "command":
+            self._command(node.children, [])
+        elif kind == "redirected_statement":
+            self._redirected(node)
+        elif kind in ("variable_assignment", "variable_assignments"):
+            pieces = node.children if kind == "variable_assignments" else [node]
+            self.commands.append(Simple([self._word([p]) for p in pieces if p.is_named]))
+        elif kind in ("declaration_command", "unset_command", "case_statement"):
+            self.commands.append(Simple([_literal(node.children[0].type)]))
+        elif kind == "test_command":
+            self._test(node)
+        elif kind == "for_statement":
+            self._for(node)
+        else:
+            raise Unreadable(f"`{kind.replace('_', ' ')}` is not supported in read-only mode")
+
+    def _one_line(self, nodes: list[Node]) -> None:
+        """Refuse a newline between the parts of one command: bash ends the command there
+        ("<" then a newline is a syntax error), tree-sitter reads on."""
+        for left, right in itertools.pairwise(nodes):
+            if b"\n" in self.source[left.end_byte : right.start_byte].replace(b"\\\n", b""):
+                raise Unreadable("a newline inside one command cannot be read")
+
+    def _redirected(self, node: Node) -> None:
+        self._one_line(node.children)
+        body = [c for c in node.children if c.is_named and c.type not in _REDIRECTS]
+        redirects = [c for c in node.children if c.type in _REDIRECTS]
+        if len(body) == 1 and body[0].type == "command":
+            self._command(body[0].children, redirects)
+            return
+        for statement in body:
+            self._statement(statement)
+        simple = Simple()
+        self._redirects(redirects, simple)
+        self.commands.append(simple)
+
+    def _command(self, children: list[Node], redirects: list[Node]) -> None:
+        self._one_line(children)
+        simple = Simple()
+        pieces = [c for c in children if c.type not in _REDIRECTS]
+        simple.words = [self._word(group) for group in self._words(pieces)]
+        self._redirects([c for c in children if c.type in _REDIRECTS] + redirects, simple)
+        self.commands.append(simple)
+
+    def _redirects(self, nodes: list[Node], simple: Simple) -> None:
+        for node in nodes:
+            if node.type == "heredoc_redirect":
+                raise Unreadable(_REFUSED_NODES["heredoc_redirect"])
+            self._one_line(node.children)
+            fd = ""
+            op = ""
+            op_end = 0
+            targets: list[Node] = []
+            for child in node.children:
+                if child.type == "file_descriptor":
+                    fd = self._text(child)
+                    op_start = child.next_sibling.start_byte if child.next_sibling else -1
+                    if not fd.isdigit() or child.end_byte != op_start:
+                        raise Unreadable(f"the redirection `{self._text(node)}` cannot be read")
+                elif not child.is_named:
+                    op, op_end = child.type, child.end_byte
+                else:
+                    targets.append(child)
+            groups = self._words(targets)
+            if op in (">&-", "<&-"):  # closes a descriptor
+                after = self.source[op_end : op_end + 1]
+                if after and not _BREAKS.intersection(after):  # "2>&-x": bash reads on
+                    raise Unreadable(f"the redirection `{self._text(node)}` cannot be read")
+                op, target = op[:-1], _literal("-")
+            elif not groups:
+                raise Unreadable(f"redirection `{fd}{op}` without a target")
+            else:
+                target = self._word(groups.pop(0))
+            simple.redirects.append((fd + op, target))
+            # "ls > f b": tree-sitter gives "b" to the redirection; it is ls's argument.
+            simple.words.extend(self._word(group) for group in groups)
+
+    def _test(self, node: Node) -> None:
+        first, last = node.children[0], node.children[-1]
+        opener = first.type
+        if not (self._spaced(first.end_byte) and self._spaced(last.start_byte - 1)):
+            # "[a]" is a glob bash runs as a command name, not a test.
+            raise Unreadable(f"the command name `{self._text(node)}` is only known at run time")
+        if b"\n" in self.source[node.start_byte : node.end_byte].replace(b"\\\n", b""):
+            raise Unreadable(f"a newline inside `{opener} ... ]` cannot be read")
+        if opener != "[":  # "[[": not a program, its own syntax
+            self.commands.append(Simple([_literal(opener)]))
+            return
+        for inner in _descendants(node):
+            if not inner.is_named and inner.type in ("<", ">", ">>", "&>", ">|"):
+                # "[ a > b ]" runs "[" with its output redirected to the file "b".
+                raise Unreadable(f"`{inner.type}` inside `[ ... ]` is a redirection")
+        words = [self._word([w]) for w in _maximal_words(node)]
+        self.commands.append(Simple([_literal("["), *words, _literal("]")]))
+
+    def _spaced(self, at: int) -> bool:
+        return self.source[at : at + 1] in (b" ", b"\t", b"\n")
+
+    def _for(self, node: Node) -> None:
+        keyword = node.children[0].type
+        words = [_literal(keyword)]
+        for child in node.children[1:]:
+            if child.type == "do_group":
+                self.commands.append(Simple(words))
+                self._statement(child)
+                return
+            if child.type == "in":
+                words.append(_literal("in"))
+            elif child.is_named:
+                words.append(self._word([child]))
+        raise Unreadable(f"this `{keyword}` loop has no body")
+
+    # ----------------------------------------------------------------- words
+
+    def _words(self, pieces: list[Node]) -> list[list[Node]]:
+        """Group the pieces the shell reads as one word: tree-sitter may split one word
+        into adjacent siblings (``$"x"`` is a ``$`` and a string)."""
+        groups: list[list[Node]] = []
+        for piece in pieces:
+            if piece.type == "comment":
+                continue
+            if groups and groups[-1][-1].end_byte == piece.start_byte:
+                groups[-1].append(piece)
+            else:
+                groups.append([piece])
+        return groups
+
+    def _word(self, pieces: list[Node]) -> Word:
+        st = _WordState(end=pieces[-1].end_byte)
+        self._sequence(pieces, pieces[0].start_byte, st, in_double=False)
+        text = "".join(st.out)
+        brace = _BRACE_EXPANSION.search("".join(st.bare))
+        if brace:
+            st.literal = False
+            st.risky |= brace.start() == 0 and not st.quoted
+        if not st.literal and text.startswith("-"):
+            st.risky = True  # "-$X" can become any option
+        return Word(text, st.literal, st.risky, st.quoted)
+
+    def _piece(self, node: Node, st: _WordState, in_double: bool) -> None:
+        kind = node.type
+        if kind in _REFUSED_NODES:
+            raise Unreadable(_REFUSED_NODES[kind])
+        if kind in ("word", "number") or not node.is_named:
+            if in_double:
+                self._double_quoted_text(self._text(node), st)
+            else:
+                self._bare_text(self._text(node), node.start_byte, st)
+        elif kind in ("command_name", "concatenation", "variable_assignment"):
+            self._children(node, st, in_double)
+        elif kind == "variable_name":
+            st.out.append(self._text(node))
+        elif kind in ("string", "translated_string"):
+            st.quoted = True
+            self._children(node, st, in_double=True)
+        elif kind == "string_content":
+            self._double_quoted_text(self._text(node), st)
+        elif kind == "raw_string":
+            st.quoted = True
+            st.out.append(self._text(node)[1:-1])
+        elif kind == "ansi_c_string":
+            # $'...': escapes are not decoded, so "\x72m" never reads as "rm", and the
+            # word is not literal, so no checker trusts its text.
+            st.expansion(in_quotes=True)
+            st.quoted = True
+            st.out.append(self._text(node))
+        elif kind in ("simple_expansion", "expansion"):
+            st.expansion(in_double)
+            for inner in _descendants(node):
+                if inner.type in _REFUSED_NODES:
+                    raise Unreadable(_REFUSED_NODES[inner.type])
+                if inner.type in ("command_substitution", "process_substitution"):
+                    self._substitution(inner)
+            st.out.append(self._text(node))
+        elif kind == "command_substitution":
+            st.expansion(in_double)
+            st.out.append(self._substitution(node))
+        elif kind == "process_substitution":
+            st.expansion(in_quotes=True)  # a /dev/fd path
+            self._substitution(node)
+            st.out.append("/dev/fd/63")
+        elif kind == "brace_expression":
+            text = self._text(node)
+            st.out.append(text)
+            st.bare.append(text)
+        else:
+            raise Unreadable(f"`{self._text(node)}` cannot be checked")
+
+    def _children(self, node: Node, st: _WordState, in_double: bool) -> None:
+        self._sequence(node.children, node.start_byte, st, in_double)
+
+    def _sequence(self, nodes: list[Node], at: int, st: _WordState, in_double: bool) -> None:
+        """The parts of one word, in order, from ``at``; text between them is read too."""
+        for index, child in enumerate(nodes):
+            if in_double and child.type in ('"', '$"'):
+                at = child.end_byte
+                continue
+            after = nodes[index + 1] if index + 1 < len(nodes) else None
+            if child.type == "$" and after is not None and after.type == "string":
+                at = child.end_byte
+                continue  # $"..." is a translated string: read as "..."
+            if child.start_byte > at:  # text the tree gives to no child
+                gap = self.source[at : child.start_byte].decode("utf-8", "surrogatepass")
+                if in_double:
+                    self._double_quoted_text(gap, st)
+                else:
+                    self._bare_text(gap, child.start_byte - len(gap.encode()), st)
+            self._piece(child, st, in_double)
+            at = child.end_byte
+
+    def _substitution(self, node: Node) -> str:
+        """Read the commands of ``$(...)``, backquotes or ``<(...)``; its text in a word."""
+        if node.children[0].type == "`":
+            # Inside backquotes, \` \$ \\ are unescaped and the result is read again
+            # ("`echo \`rm x\``" runs rm): tree-sitter does not see the inner ones.
+            inner = self._text(node)[1:-1]
+            unescaped = re.sub(r"\\([$`\\])", r"\1", inner)
+            self.commands.extend(_Reader(unescaped).commands)
+            return "`...`"
+        for child in node.children:
+            self._statement(child)
+        return "$(...)"
+
+    def _bare_text(self, text: str, start: int, st: _WordState) -> None:
+        """An unquoted part of a word (at byte ``start``): backslashes, globs and a ``$``
+        that expands."""
+        rest = self.source[start : st.end].decode("utf-8", "surrogatepass")
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\\":
+                if text.startswith("\\\n", i):
+                    i += 2
+                    continue
+                st.out.append(text[i + 1 : i + 2])
+                st.quoted = True
+                i += 2
+                continue
+            if c == "`":
+                raise Unreadable("a backquote that cannot be read")
+            if c in " \t\n":  # tree-sitter can take a newline into a word; bash ends there
+                raise Unreadable("a word that spans a blank cannot be read")
+            if c in "*?" or (c == "[" and "]" in rest[i:]):
+                st.expansion(in_quotes=bool("".join(st.out)))
+            elif c == "$" and _EXPANDS_AFTER_DOLLAR.match(text, i + 1):
+                st.expansion(in_quotes=False)  # an expansion the tree left in a word
+            st.out.append(c)
+            st.bare.append(c)
+            i += 1
+
+    def _double_quoted_text(self, text: str, st: _WordState) -> None:
+        i = 0
+        while i < len(text):
+            c = text[i]
+            if c == "\\" and text[i + 1 : i + 2] in ("$", "`", '"', "\\", "\n"):
+                st.out.append(text[i + 1].replace("\n", ""))
+                i += 2
+                continue
+            if c == "`":
+                raise Unreadable("a backquote that cannot be read")
+            if c == "$" and _EXPANDS_AFTER_DOLLAR.match(text, i + 1) and text[i + 1] not in "'\"":
+                st.expansion(in_quotes=True)
+            st.out.append(c)
+            i += 1
+
+
+def _literal(text: str) -> Word:
+    return Word(text, literal=True, risky=False, quoted=False)
+
+
+def _leaves(node: Node) -> Iterator[Node]:
+    if node.child_count == 0 or node.type in ("string_content", "raw_string", "comment"):
+        yield node
+        return
+    for child in node.children:
+        yield from _leaves(child)
+
+
+def _descendants(node: Node) -> Iterator[Node]:
+    for child in node.children:
+        yield child
+        yield from _descendants(child)
+
+
+_WORD_NODES = frozenset(
+    {
+        "word",
+        "number",
+        "string",
+        "raw_string",
+        "ansi_c_string",
+        "translated_string",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "process_substitution",
+        "arithmetic_expansion",
+        "test_operator",
+        "regex",
+        "extglob_pattern",
+    }
+)
+
+
+def _maximal_words(node: Node) -> Iterator[Node]:
+    """The outermost word-like nodes under ``node`` (the operands of ``[ ... ]``)."""
+    for child in node.children:
+        if child.type in ("test_operator", "regex", "extglob_pattern"):
+            continue
+        if child.type in _WORD_NODES:
+            yield child
+        else:
+            yield from _maximal_words(child)
+
+
+def _syntax_error(text: str) -> str:
+    quotes = {"'": "single quote", '"': "double quote", "`": "backquote"}
+    for quote, name in quotes.items():
+        if text.count(quote) % 2:
+            return f"unterminated {name}, or a syntax error bash would refuse"
+    return "a syntax error: the command cannot be read"
