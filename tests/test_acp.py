@@ -13,6 +13,7 @@ from acp.helpers import embedded_text_resource, resource_block, resource_link_bl
 from tests.support.acp_client import AcpAgent, acp_agent
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import server_env
+from tests.support.waiting import until
 
 EXPLORE_SYSTEM = (
     "READ-ONLY: NO FILE MODIFICATIONS"  # in the built-in Explore's prompt (pins its route)
@@ -329,7 +330,7 @@ async def test_cancel_while_a_permission_prompt_is_open(
     fake_model.set_script(edit_script())
 
     async def never(_request: dict[str, Any]) -> str | None:
-        await asyncio.sleep(3600)  # the user walks away from the prompt
+        await asyncio.Event().wait()  # the user walks away from the prompt
         return None
 
     async with acp_agent(env_for(fake_model, home)) as agent:
@@ -356,7 +357,8 @@ async def test_a_second_prompt_while_one_runs_is_refused(
         sid = await new_session(agent, project)
         slow: list[Any] = [text_block("slow one")]
         first = asyncio.create_task(agent.conn.prompt(session_id=sid, prompt=slow))
-        await asyncio.sleep(0.5)
+        # The first prompt runs once its model request arrived (answered 2 s later).
+        await until(lambda: "slow one" in str(fake_model.chat_bodies()), 10, "the request")
         try:
             await agent.conn.prompt(session_id=sid, prompt=[text_block("quick")])
         except RequestError as error:
