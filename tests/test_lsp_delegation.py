@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
-from tests.support.lsp import CLIENTS, capabilities, server_env, wave_client
+from tests.support.lsp import CLIENTS, capabilities, progress_settled, server_env, wave_client
 from wave_ls.agents import AgentRegistry
 
 TEST_RUNNER = """\
@@ -120,7 +119,7 @@ async def chat(
             "sessionId"
         ]
         result = await client.request("wave/chat/send", {"sessionId": sid, "text": text})
-        await asyncio.sleep(0.2)  # the last progress notifications
+        await progress_settled(client)
         return client, result
 
 

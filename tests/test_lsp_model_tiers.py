@@ -5,13 +5,12 @@ resolved id)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
-from tests.support.lsp import capabilities, server_env, wave_client
+from tests.support.lsp import capabilities, progress_settled, server_env, wave_client
 
 REVIEWER = """\
 ---
@@ -47,7 +46,7 @@ async def delegate(
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
         result = await client.request("wave/chat/send", {"sessionId": sid, "text": "please review"})
         assert result["status"] == "completed", result
-        await asyncio.sleep(0.2)  # the last progress notifications
+        await progress_settled(client)
     models = [
         body["model"]
         for body in fake.chat_bodies()

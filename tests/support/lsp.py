@@ -17,6 +17,7 @@ from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import register_lsp_features
 from pytest_lsp.protocol import LanguageClientProtocol
 
+from tests.support.waiting import until
 from wave_ls.server.protocol import wave_message_type, wave_result_type
 
 UPDATE = "wave/session/update"
@@ -104,6 +105,17 @@ class WaveClient(LanguageClient):
             for u in self.updates
             if u.get("sessionId") == session_id and (kind is None or u.get("kind") == kind)
         ]
+
+
+async def progress_settled(client: WaveClient, timeout: float = 10) -> None:
+    """Wait until every work-done progress the server began has ended (``$/progress`` is
+    sent by its own worker: it may arrive after the answer of the request it reports on)."""
+
+    def settled() -> bool:
+        reports = client.progress_reports.values()
+        return all(r and getattr(r[-1], "kind", None) == "end" for r in reports)
+
+    await until(settled, timeout, "the end of every progress")
 
 
 def server_env(home: Path, base_url: str | None = None, **extra: str) -> dict[str, str]:
