@@ -4,15 +4,15 @@ of the user, files in subfolders, and ``{"agents": {"claudeDirs": false}}``."""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.support.agent_docs import AgentEditor
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import WaveClient, capabilities, server_env, wave_client
+from tests.support.waiting import until
 
 
 def write(path: Path, name: str, body: str, extra: str = "") -> Path:
@@ -42,12 +42,16 @@ async def listed_until(
 ) -> dict[str, Any]:
     """``wave/agents/list`` once ``holds`` is true of it (a change on disk shows within the
     watcher's sweep)."""
-    deadline = time.monotonic() + timeout
-    while True:
+    listed: dict[str, Any] = {}
+
+    async def listed_now() -> bool:
+        nonlocal listed
         listed = await client.request("wave/agents/list", {"cwd": str(cwd)})
-        if holds(listed) or time.monotonic() > deadline:
-            return listed
-        await asyncio.sleep(0.05)
+        return bool(holds(listed))
+
+    with contextlib.suppress(AssertionError):  # the caller's assertion shows what was listed
+        await until(listed_now, timeout, "the listing")
+    return listed
 
 
 async def test_an_agent_in_a_claude_subfolder_is_listed_and_delegated_to(
@@ -147,7 +151,8 @@ async def test_with_claude_dirs_false_a_claude_file_gets_nothing(home: Path, pro
         editor = AgentEditor(client)
         uri = editor.open(path, broken)
         probe_uri = editor.open(probe, broken.replace("fixer", "probe"))
-        await editor.diagnostics(probe_uri, bool)  # published after anything for the other
-        await asyncio.sleep(0.2)
+        # The probe's check was scheduled after any check of the other (and a check runs as
+        # soon as it is due, in order): its diagnostics prove the other got none.
+        await editor.diagnostics(probe_uri, bool)
         assert uri not in client.diagnostics
         assert await editor.completion(uri, 3, 0) == []

@@ -3,8 +3,6 @@ completion / hover / code actions, apply edits (positions in the negotiated enco
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,6 +10,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.uris import from_fs_path
 
+from tests.support import waiting
 from tests.support.lsp import WaveClient
 from wave_ls.chat_input.query import Encoding, index_to_offset, offset_to_index
 
@@ -98,14 +97,19 @@ class AgentEditor:
         timeout: float = DIAGNOSTICS_DEADLINE_S,
     ) -> list[types.Diagnostic]:
         """The diagnostics published for ``uri`` once ``until`` holds for them."""
-        deadline = time.monotonic() + timeout
-        while True:
+
+        def matching() -> bool:
             found = self.client.diagnostics.get(uri)
-            if found is not None and until(found):
-                return list(found)
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no matching diagnostics for {uri} in {timeout} s: {found}")
-            await asyncio.sleep(0.01)
+            return found is not None and until(found)
+
+        try:
+            await waiting.until(matching, timeout)
+        except AssertionError:
+            found = self.client.diagnostics.get(uri)
+            raise AssertionError(
+                f"no matching diagnostics for {uri} in {timeout} s: {found}"
+            ) from None
+        return list(self.client.diagnostics[uri])
 
     async def completion(self, uri: str, line: int, character: int) -> list[types.CompletionItem]:
         result = await self.client.text_document_completion_async(

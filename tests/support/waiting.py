@@ -11,6 +11,7 @@ arrived).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
 from collections.abc import Callable
 
@@ -21,10 +22,16 @@ POLL_S = 0.02
 async def until(
     predicate: Callable[[], object], timeout: float = 10.0, what: str = "the condition"
 ) -> None:
-    """Return once ``predicate()`` is true; ``AssertionError`` naming ``what`` after
-    ``timeout`` seconds."""
+    """Return once ``predicate()`` is true (awaited first when it returns an awaitable: a
+    request to the server, say); ``AssertionError`` naming ``what`` after ``timeout``
+    seconds."""
     deadline = time.monotonic() + timeout
-    while not predicate():
+
+    async def holds() -> bool:
+        value = predicate()
+        return bool(await value if inspect.isawaitable(value) else value)
+
+    while not await holds():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         await asyncio.sleep(POLL_S)  # the polled state has no event (see the module's text)
