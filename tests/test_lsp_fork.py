@@ -3,8 +3,8 @@ received compared with the parent's own request, where it ran, and the parent's 
 
 from __future__ import annotations
 
-import asyncio
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -285,15 +285,16 @@ async def test_background_forks_report_their_worktree_or_that_they_ran_in_place(
                 found.append(last["content"])
         return found
 
+    def noted(sid: str) -> Callable[[dict[str, Any]], bool]:
+        return lambda u: (
+            u.get("sessionId") == sid and u["kind"] == "turnEnded" and u["text"] == "noted"
+        )
+
     async with server(fake_model, home) as client:
         for cwd in (repo, folder):
             sid = (await new_session(client, cwd))["sessionId"]
             await send(client, sid, "fork in the background")
-            for _ in range(200):
-                if len(notices()) == (1 if cwd == repo else 2):
-                    break
-                await asyncio.sleep(0.05)
-        await asyncio.sleep(0.2)  # the turns the notices started
+            await client.wait_update(noted(sid))  # the turn the notice started answered it
 
     in_git, in_place = notices()
     [worktree] = worktree_dirs(repo)

@@ -27,6 +27,7 @@ from tests.support.background import (
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import WaveClient, capabilities, server_env
 from tests.support.processes import alive
+from tests.support.waiting import until
 
 
 async def new_session(client: WaveClient, cwd: Path, **params: Any) -> str:
@@ -75,7 +76,8 @@ async def test_list_shows_live_and_saved_sessions_with_title_count_and_times(
         first = await new_session(client, project)
         await send(client, first, long_text)
         await send(client, first, "second message")
-        await asyncio.sleep(0.02)  # a later updatedAt for the second session
+        now = int(time.time() * 1000)  # a later updatedAt (in ms) for the second session:
+        await until(lambda: int(time.time() * 1000) > now, 1, "the next millisecond")
         second = await new_session(client, other)
         await send(client, second, "hello from the other folder")
 
