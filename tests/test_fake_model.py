@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
+from tests.support.waiting import until_blocking
 from wave_ls.fake_model import ScriptError, parse_script
 
 
@@ -288,7 +289,7 @@ def test_stop_ends_a_hanging_reply() -> None:
 
     thread = threading.Thread(target=request)
     thread.start()
-    time.sleep(0.2)
+    until_blocking(server.requests, 5, "the request")  # recorded, then held: it hangs now
     started = time.monotonic()
     server.stop()
     thread.join(5)

@@ -21,6 +21,7 @@ from tests.support.git_repos import (
     isolate_git_env,
     origin_and_clone,
 )
+from tests.support.waiting import until
 from wave_ls.worktrees import (
     IsolatedWorktree,
     IsolationError,
@@ -370,16 +371,16 @@ async def test_existing_worktree_is_reused_without_copies_and_kept(
 async def test_cancelled_creation_cleans_up_after_itself(repo: Path, home: Path):
     # WT-7 (stop): the caller is cancelled mid-creation; the worktree is made, then removed.
     task = asyncio.create_task(create(repo, WorktreeManager(), home, name="stopped"))
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # a yield, not a wait: creation starts, then is cancelled
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
     path = repo / ".wave" / "worktrees" / "stopped"
-    for _ in range(200):
-        if not path.exists() and "worktree-stopped" not in branches(repo):
-            break
-        await asyncio.sleep(0.05)
-    assert not path.exists() and "worktree-stopped" not in branches(repo)
+    await until(
+        lambda: not path.exists() and "worktree-stopped" not in branches(repo),
+        10,
+        "the cancelled worktree's removal",
+    )
 
 
 # ---------------------------------------------------------------------- hooks
