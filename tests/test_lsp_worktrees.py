@@ -31,6 +31,7 @@ from tests.support.git_repos import (
     worktree_dirs,
 )
 from tests.support.lsp import WaveClient, capabilities, server_env, wave_client
+from tests.support.waiting import until
 from tests.test_lsp_delegation import bodies_for, delegate, write_agents
 
 CODER = """\
@@ -160,7 +161,6 @@ async def test_isolated_subagent_works_in_its_worktree_and_keeps_its_changes(
     async with server(fake_model, home) as client:
         sid = (await new_session(client, repo))["sessionId"]
         await send(client, sid, "change the code")
-        await asyncio.sleep(0.1)
 
     [worktree] = worktree_dirs(repo)
     name = worktree.name
@@ -239,7 +239,6 @@ async def test_head_base_local_copies_and_nothing_changed_removes_the_worktree(
     async with server(fake_model, home) as client:
         sid = (await new_session(client, repo))["sessionId"]
         await send(client, sid, "look around")
-        await asyncio.sleep(0.1)
 
     shell, local_settings, enter, exit_ = last_results(bodies_for(fake_model, "LOOK TASK")[1])
     where, head, secret, *python_files = shell.splitlines()
@@ -653,18 +652,16 @@ async def test_stopping_a_turn_applies_the_keep_remove_rule(
         msg_id, sending = client.start_request(
             "wave/chat/send", {"sessionId": sid, "text": "start and stop"}
         )
-        for _ in range(200):  # both subagents are waiting for their second answer
-            if all(len(bodies_for(fake_model, t)) == 2 for t in ("DIRTY TASK", "CLEAN TASK")):
-                break
-            await asyncio.sleep(0.05)
+        await until(
+            lambda: all(len(bodies_for(fake_model, t)) == 2 for t in ("DIRTY TASK", "CLEAN TASK")),
+            10,
+            "both subagents waiting for their second answer",
+        )
         client.send_cancel(msg_id)
         assert (await sending)["status"] == "cancelled"
         [pwd] = last_results(bodies_for(fake_model, "CLEAN TASK")[1])
         clean = Path(pwd.strip())
-        for _ in range(100):
-            if not clean.exists():
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: not clean.exists(), 5, "the clean worktree's removal")
         blocks = agent_blocks(client)
 
     [dirty] = worktree_dirs(repo)
@@ -799,24 +796,21 @@ async def test_stopping_a_turn_while_the_checkout_runs_leaves_nothing_behind(
         msg_id, sending = client.start_request(
             "wave/chat/send", {"sessionId": sid, "text": "start and stop"}
         )
-        for _ in range(100):  # the subagent's first request arrived; git is still held
-            if bodies_for(fake_model, "CODER TASK"):
-                break
-            await asyncio.sleep(0.05)
-        assert bodies_for(fake_model, "CODER TASK")
+        # The subagent's first request arrived; git is still held.
+        await until(lambda: bodies_for(fake_model, "CODER TASK"), 5, "the subagent's request")
         client.send_cancel(msg_id)
         started = asyncio.get_running_loop().time()
         assert (await sending)["status"] == "cancelled"
         stopped_in = asyncio.get_running_loop().time() - started
-        for _ in range(200):  # git ends the checkout once the shim lets it run
-            if checked_out.exists():
-                break
-            await asyncio.sleep(0.05)
+        # git ends the checkout once the shim lets it run,
+        await until(checked_out.exists, 10, "the end of the checkout")
         made = Path(os.path.realpath(checked_out.read_text().strip()))
-        for _ in range(200):  # then the rule removes it, in the background
-            if not made.exists() and not [b for b in branches(repo) if "worktree-" in b]:
-                break
-            await asyncio.sleep(0.05)
+        # then the rule removes it, in the background.
+        await until(
+            lambda: not made.exists() and not [b for b in branches(repo) if "worktree-" in b],
+            10,
+            "the worktree's removal",
+        )
 
     assert made.parent == repo.resolve() / ".wave" / "worktrees"
     assert not made.exists() and worktree_dirs(repo) == []

@@ -10,7 +10,6 @@ is told, once, that it runs unsandboxed."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -199,8 +198,8 @@ async def test_escape_corpus_from_an_isolated_subagent(
     env = server_env(home, fake_model.base_url, WAVE_SANDBOX=mechanism, **IDENTITY)
     async with wave_client(env, caps=capabilities()) as client:
         sid = (await new_session(client, repo))["sessionId"]
+        # No wait after the turn: its own "sleep 1.2" outlasted the late writers (0.5 s).
         await send(client, sid, "try to escape")
-        await asyncio.sleep(0.3)
     changed = changed_paths(before, parent_state(repo))
 
     [worktree] = worktree_dirs(repo)
