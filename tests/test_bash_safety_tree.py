@@ -200,10 +200,20 @@ commands_from_characters = st.text(
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(commands_from_pieces, commands_from_characters))
 def test_nothing_the_hand_written_check_refused_is_allowed(command: str) -> None:
+    ok, reason = is_read_only_command(command)
     was_ok, was_reason = reference.is_read_only_command(command)
+    assert ok or reason
     if not was_ok:
-        ok, _ = is_read_only_command(command)
         assert not ok, f"allowed now, refused before ({was_reason})"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=40))
+def test_any_text_gets_a_verdict(command: str) -> None:
+    # Surrogates, NULs, any script: a verdict, never an exception.
+    ok, reason = is_read_only_command(command)
+    assert ok or reason
+    network_reason(command)
 
 
 # --------------------------------------------------------------------------- cost

@@ -74,23 +74,19 @@ def _parse(source: bytes) -> Node:
         return _parser.parse(source).root_node
 
 
-_REDIRECTS = frozenset({"file_redirect", "herestring_redirect", "heredoc_redirect"})
+def _names(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_REDIRECTS = _names("file_redirect herestring_redirect heredoc_redirect")
 # Nodes that only hold statements (and punctuation, skipped).
-_CONTAINERS = frozenset(
-    {
-        "program",
-        "list",
-        "pipeline",
-        "subshell",
-        "compound_statement",
-        "negated_command",
-        "do_group",
-        "if_statement",
-        "elif_clause",
-        "else_clause",
-        "while_statement",
-    }
+_CONTAINERS = _names(
+    "program list pipeline subshell compound_statement negated_command do_group if_statement "
+    "elif_clause else_clause while_statement"
 )
+_SUBSTITUTION = re.compile(rb"[`(]")  # "(": "$(", "<(", or a "(" bash may read otherwise
+_BARE_BACKQUOTE = re.compile(r"(?<!\\)(\\\\)*`")
+_KEYWORDS = _names("if then else elif fi do done while until for in select case esac")
 _BREAKS = frozenset(b" \t\n;&|()<>")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _EXPANDS_AFTER_DOLLAR = re.compile(r"[A-Za-z0-9_?#@*$!{('\"-]")
@@ -151,6 +147,20 @@ class _Reader:
             ):
                 # bash joins the two sides into one word ("-dele\\<newline>te" is -delete)
                 raise Unreadable("a line continuation inside a word cannot be read")
+            if (
+                leaf.type == "comment"
+                and leaf.start_byte
+                and not _BREAKS.intersection(self.source[leaf.start_byte - 1 : leaf.start_byte])
+            ):
+                raise Unreadable("a `#` inside a word cannot be read")  # "]#x" is one word
+            if not leaf.is_named and leaf.type in _KEYWORDS:
+                around = (
+                    self.source[leaf.start_byte - 1 : leaf.start_byte] if leaf.start_byte else b""
+                )
+                around += self.source[leaf.end_byte : leaf.end_byte + 1]
+                if len(around.strip(b" \t\n;&|()<>")) > 0:
+                    # "for f ins/a/b/": tree-sitter reads "in"; for bash it is one word
+                    raise Unreadable(f"the keyword `{leaf.type}` inside a word cannot be read")
             at = max(at, leaf.end_byte)
         if self.source[at:].replace(b"\\\n", b"").strip():
             raise Unreadable("the end of the command cannot be read")
@@ -261,7 +271,7 @@ class _Reader:
             self.commands.append(Simple([_literal(opener)]))
             return
         for inner in _descendants(node):
-            if not inner.is_named and inner.type in ("<", ">", ">>", "&>", ">|"):
+            if not inner.is_named and set(inner.type) & {"<", ">"}:
                 # "[ a > b ]" runs "[" with its output redirected to the file "b".
                 raise Unreadable(f"`{inner.type}` inside `[ ... ]` is a redirection")
         words = [self._word([w]) for w in _maximal_words(node)]
@@ -340,11 +350,7 @@ class _Reader:
             st.out.append(self._text(node))
         elif kind in ("simple_expansion", "expansion"):
             st.expansion(in_double)
-            for inner in _descendants(node):
-                if inner.type in _REFUSED_NODES:
-                    raise Unreadable(_REFUSED_NODES[inner.type])
-                if inner.type in ("command_substitution", "process_substitution"):
-                    self._substitution(inner)
+            self._expansion(node)
             st.out.append(self._text(node))
         elif kind == "command_substitution":
             st.expansion(in_double)
@@ -373,6 +379,13 @@ class _Reader:
             if child.type == "$" and after is not None and after.type == "string":
                 at = child.end_byte
                 continue  # $"..." is a translated string: read as "..."
+            before = nodes[index - 1] if index else None
+            if (
+                before is not None
+                and before.type == "simple_expansion"
+                and self.source[child.start_byte : child.start_byte + 1] == b"("
+            ):
+                raise Unreadable(f"`{self._text(before)}(` cannot be read")  # "$$((..."
             if child.start_byte > at:  # text the tree gives to no child
                 gap = self.source[at : child.start_byte].decode("utf-8", "surrogatepass")
                 if in_double:
@@ -382,12 +395,35 @@ class _Reader:
             self._piece(child, st, in_double)
             at = child.end_byte
 
+    def _expansion(self, node: Node) -> None:
+        """The substitutions inside ``${...}``; one the tree does not show is refused."""
+        seen: list[Node] = []
+        stack = list(node.children)
+        while stack:
+            inner = stack.pop()
+            if inner.type in _REFUSED_NODES:
+                raise Unreadable(_REFUSED_NODES[inner.type])
+            if inner.type in ("command_substitution", "process_substitution"):
+                seen.append(inner)
+            else:
+                stack.extend(inner.children)
+        for opener in _SUBSTITUTION.finditer(self.source, node.start_byte, node.end_byte):
+            if not any(sub.start_byte <= opener.start() < sub.end_byte for sub in seen):
+                raise Unreadable(f"a substitution inside `{self._text(node)}` cannot be read")
+        for sub in seen:
+            self._substitution(sub)
+
     def _substitution(self, node: Node) -> str:
         """Read the commands of ``$(...)``, backquotes or ``<(...)``; its text in a word."""
+        if self._text(node).startswith("$(("):
+            # bash reads "$((" as arithmetic first; which one it is cannot be told here.
+            raise Unreadable(_REFUSED_NODES["arithmetic_expansion"])
         if node.children[0].type == "`":
             # Inside backquotes, \` \$ \\ are unescaped and the result is read again
             # ("`echo \`rm x\``" runs rm): tree-sitter does not see the inner ones.
             inner = self._text(node)[1:-1]
+            if _BARE_BACKQUOTE.search(inner):  # bash's substitution would end there
+                raise Unreadable("nested backquotes that cannot be read")
             unescaped = re.sub(r"\\([$`\\])", r"\1", inner)
             self.commands.extend(_Reader(unescaped).commands)
             return "`...`"
@@ -456,24 +492,10 @@ def _descendants(node: Node) -> Iterator[Node]:
         yield from _descendants(child)
 
 
-_WORD_NODES = frozenset(
-    {
-        "word",
-        "number",
-        "string",
-        "raw_string",
-        "ansi_c_string",
-        "translated_string",
-        "concatenation",
-        "simple_expansion",
-        "expansion",
-        "command_substitution",
-        "process_substitution",
-        "arithmetic_expansion",
-        "test_operator",
-        "regex",
-        "extglob_pattern",
-    }
+_WORD_NODES = _names(
+    "word number string raw_string ansi_c_string translated_string concatenation "
+    "simple_expansion expansion command_substitution process_substitution arithmetic_expansion "
+    "test_operator regex extglob_pattern"
 )
 
 
