@@ -12,7 +12,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from acp.helpers import update_agent_message_text, update_user_message_text
+from acp.helpers import (
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_user_message_text,
+)
 from acp.schema import ToolCallStart
 
 from wave_ls.acp.tool_calls import final_content, present
@@ -32,6 +36,9 @@ def replay(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:
             elif not message.meta.get("reminder") and not message.meta.get("isMeta"):
                 yield update_user_message_text(message.content)
         elif message.role == "assistant":
+            thinking = message.meta.get("thinking")
+            if isinstance(thinking, str) and thinking:
+                yield update_agent_thought_text(thinking)
             if message.content:
                 yield update_agent_message_text(message.content)
             for call in message.tool_calls:

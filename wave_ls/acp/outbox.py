@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from acp.helpers import text_block
-from acp.schema import AgentMessageChunk, UserMessageChunk
+from acp.schema import AgentMessageChunk, AgentThoughtChunk, UserMessageChunk
 
 from wave_ls.runtime.background_work import run_task
 
@@ -42,6 +42,8 @@ class _Item:
         text = text_block("".join(self.parts))
         if self.chunk_kind == "user_message_chunk":
             return UserMessageChunk(session_update="user_message_chunk", content=text)
+        if self.chunk_kind == "agent_thought_chunk":
+            return AgentThoughtChunk(session_update="agent_thought_chunk", content=text)
         return AgentMessageChunk(session_update="agent_message_chunk", content=text)
 
 

@@ -35,6 +35,7 @@ from wave_ls.acp.outbox import Outbox
 from wave_ls.acp.tool_calls import Presentation, final_content, live_content, present
 from wave_ls.runtime.core import (
     AssistantContentDelta,
+    AssistantThinkingDelta,
     ContextCompacted,
     ContextUsage,
     Event,
@@ -100,6 +101,8 @@ class SessionUpdates:
         match event:
             case AssistantContentDelta(delta=delta):
                 self.outbox.put_text(self.session_id, delta)
+            case AssistantThinkingDelta(delta=delta):
+                self.outbox.put_text(self.session_id, delta, "agent_thought_chunk")
             case UserMessageAdded(message=message):
                 line = notice_line(message)
                 if line:

@@ -20,6 +20,7 @@ class Reply:
     tool_calls: list[dict[str, Any]]
     usage: dict[str, int]
     finish: str | None = None  # the step's own ``finish_reason``
+    reasoning: str = ""  # streamed as ``reasoning_content`` before the answer
 
     @property
     def finish_reason(self) -> str:
@@ -49,7 +50,13 @@ def build_reply(step: Step, body: dict[str, Any]) -> Reply:
         for index, call in enumerate(step.tool_calls)
     ]
     usage = _usage(step, body, content, calls)
-    return Reply(content=content, tool_calls=calls, usage=usage, finish=step.finish_reason)
+    return Reply(
+        content=content,
+        tool_calls=calls,
+        usage=usage,
+        finish=step.finish_reason,
+        reasoning=step.reasoning_content,
+    )
 
 
 def split_text(text: str, size: int) -> list[str]:
@@ -71,6 +78,10 @@ def stream_chunks(reply: Reply, *, model: str, chunk_size: int, include_usage: b
         return Chunk(_envelope(completion_id, created, model, [choice]), chars)
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [
+        chunk({"content": None, "reasoning_content": piece}, chars=len(piece))
+        for piece in split_text(reply.reasoning, chunk_size)
+    ]
     chunks += [
         chunk({"content": piece}, chars=len(piece))
         for piece in split_text(reply.content, chunk_size)
@@ -102,6 +113,8 @@ def completion_body(reply: Reply, *, model: str) -> dict[str, Any]:
         message["tool_calls"] = reply.tool_calls
     elif message["content"] is None:
         message["content"] = ""
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
     return {
         "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
         "object": "chat.completion",

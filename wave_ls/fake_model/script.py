@@ -45,6 +45,7 @@ _STEP_KEYS = {
     "finish_reason",
     "prompt_delay",
     "drop_tools",
+    "reasoning_content",
 }
 _CALL_KEYS = {"name", "arguments", "id"}
 # Fault kinds besides a status code; each takes a number of data events sent before it hits.
@@ -117,6 +118,9 @@ class Step:
     prompt_delay: float = 0.0
     # Answer as a server whose chat template dropped ``tools``: usage counts no tools.
     drop_tools: bool = False
+    # The model's reasoning, streamed as ``reasoning_content`` deltas before the answer
+    # (DeepSeek, vLLM and llama.cpp with a reasoning parser).
+    reasoning_content: str = ""
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,9 @@ def _parse_step(data: Any, where: str) -> Step:
     content = obj.get("content", "")
     if not isinstance(content, str):
         raise ScriptError(f"{where}.content: expected a string")
+    reasoning = obj.get("reasoning_content", "")
+    if not isinstance(reasoning, str):
+        raise ScriptError(f"{where}.reasoning_content: expected a string")
     calls_data = obj.get("tool_calls", [])
     if not isinstance(calls_data, list):
         raise ScriptError(f"{where}.tool_calls: expected a list")
@@ -241,6 +248,7 @@ def _parse_step(data: Any, where: str) -> Step:
         finish_reason=_finish_reason(obj, where),
         prompt_delay=_number(obj, "prompt_delay", where, 0.0) or 0.0,
         drop_tools=_bool(obj, "drop_tools", where),
+        reasoning_content=reasoning,
     )
 
 

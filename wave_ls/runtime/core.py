@@ -166,6 +166,9 @@ class ModelRequest:
     # Extra sampling parameters (temperature, reasoning_effort, ...) passed through verbatim,
     # so that ``model: inherit`` can reuse exactly the session's parameters.
     params: dict[str, Any] = field(default_factory=dict)
+    # Gets each piece of the model's reasoning (``reasoning_content`` deltas): shown as
+    # thinking, never part of the answer. None: reasoning is dropped.
+    on_thinking: Callable[[str], None] | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass
@@ -174,6 +177,7 @@ class ModelResponse:
     tool_calls: list[ToolCall]
     usage: Usage
     finish_reason: str | None = None
+    thinking: str = ""  # the round's reasoning, if the endpoint streamed any
 
 
 class ModelError(Exception):
@@ -209,6 +213,14 @@ class UserMessageAdded:
 class AssistantContentDelta:
     """New assistant text of the current round (only the new part: a stream of deltas
     costs linear time; the whole text arrives with ``AssistantMessageAdded``)."""
+
+    delta: str
+
+
+@dataclass
+class AssistantThinkingDelta:
+    """New reasoning of the current round (``reasoning_content``): thinking shown to the
+    user, never the answer; the whole text is kept in the message's ``meta.thinking``."""
 
     delta: str
 
@@ -282,6 +294,7 @@ class TurnEnded:
 Event = (
     UserMessageAdded
     | AssistantContentDelta
+    | AssistantThinkingDelta
     | AssistantMessageAdded
     | ToolBlockUpdated
     | MessagesChanged

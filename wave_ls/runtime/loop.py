@@ -42,6 +42,7 @@ from wave_ls.runtime.context.tool_output import cut_output, output_limit_chars
 from wave_ls.runtime.core import (
     AssistantContentDelta,
     AssistantMessageAdded,
+    AssistantThinkingDelta,
     ContextCompacted,
     ContextLengthError,
     ContextUsage,
@@ -512,9 +513,15 @@ class Conversation:
     async def _send(self, first: bool) -> ModelResponse:
         self._streamed = []  # appended to, never re-joined per delta: linear in the answer
 
+        thinking: list[str] = []
+
         def on_delta(delta: str) -> None:
             self._streamed.append(delta)
             self.sink.emit(AssistantContentDelta(delta))
+
+        def on_thinking(delta: str) -> None:
+            thinking.append(delta)
+            self.sink.emit(AssistantThinkingDelta(delta))
 
         tools = self._tool_schemas()
         view = sent_messages(self.messages)
@@ -522,13 +529,20 @@ class Conversation:
         if first and self.config.reply_prefix:  # sent, never kept: the reply continues it
             messages.append({"role": "assistant", "content": self.config.reply_prefix})
         request = ModelRequest(
-            model=self.config.model, messages=messages, tools=tools, params=self._params(first)
+            model=self.config.model,
+            messages=messages,
+            tools=tools,
+            params=self._params(first),
+            on_thinking=on_thinking,
         )
         try:
             response = await self.client.complete(request, on_delta)
         except asyncio.CancelledError:
             if self._streamed:  # what the user already saw stays in the history
-                self.append(Message("assistant", self.streamed_text, meta={"interrupted": True}))
+                interrupted: dict[str, Any] = {"interrupted": True}
+                if thinking:
+                    interrupted["thinking"] = "".join(thinking)
+                self.append(Message("assistant", self.streamed_text, meta=interrupted))
             raise
         self.usage = self.usage + response.usage
         # The round's usage rides along in meta (the model never sees it): a resumed session
@@ -542,6 +556,10 @@ class Conversation:
             meta["brokenArguments"] = originals
         if response.finish_reason == "length":
             meta["cutOff"] = True
+        # Shown and kept (the transcript, wave/session/messages), never sent back: the model
+        # sees only ``content`` (``Message.to_openai``).
+        if response.thinking:
+            meta["thinking"] = response.thinking
         self.append(Message("assistant", response.content, calls, meta=meta))
         self.sink.emit(UsageUpdated(response.usage, self.usage))
         self._just_compacted = False

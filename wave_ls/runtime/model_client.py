@@ -216,6 +216,7 @@ class OpenAIModelClient:
             if not content_type.startswith("text/event-stream"):
                 raise ModelError(await _not_a_stream(response, content_type, where))
             decoder = SseDecoder()
+            on_thinking = request.on_thinking
             lines = response.iter_lines().__aiter__()
             loop = asyncio.get_running_loop()
             # Until the first token the endpoint may be reading the prompt: its own, longer
@@ -252,9 +253,12 @@ class OpenAIModelClient:
                         if data == "[DONE]":
                             await _finish_body(stack.pop_all(), lines)
                             break
-                        text = assembly.add(parse_chunk(data, where), where)
+                        text, thought = assembly.add(parse_chunk(data, where), where)
+                        # Our own code below: its errors are not the endpoint's.
+                        if thought and on_thinking is not None:
+                            on_thinking(thought)
                         if text and on_delta is not None:
-                            on_delta(text)  # our own code: its errors are not the endpoint's
+                            on_delta(text)
             except TimeoutError as error:
                 if not gap.expired():
                     raise
@@ -410,13 +414,15 @@ class _Assembly:
     """Collects a streamed round: text, tool calls by index, usage, finish reason."""
 
     text: list[str] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
     calls: dict[int, _PartialCall] = field(default_factory=dict)
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     started: bool = False  # a token arrived (text, reasoning or a tool call)
 
-    def add(self, chunk: Any, where: _Where) -> str:
-        """Take in one parsed ``chat.completion.chunk``; the text it adds."""
+    def add(self, chunk: Any, where: _Where) -> tuple[str, str]:
+        """Take in one parsed ``chat.completion.chunk``; the answer's text and the
+        reasoning it adds."""
         try:
             return self._add(chunk)
         except (AttributeError, TypeError, ValueError) as error:
@@ -424,8 +430,8 @@ class _Assembly:
                 _malformed(where, f"a chunk of an unexpected shape: {error}")
             ) from None
 
-    def _add(self, chunk: dict[str, Any]) -> str:
-        text = ""
+    def _add(self, chunk: dict[str, Any]) -> tuple[str, str]:
+        text = thought = ""
         usage = chunk.get("usage")
         if usage:
             prompt, completion = (
@@ -441,9 +447,13 @@ class _Assembly:
             if content:
                 self.text.append(str(content))
                 text += str(content)
-            # Reasoning (``reasoning_content``, ``reasoning``) is no part of the answer, but
-            # it is a token: the model has begun.
-            if content or delta.get("tool_calls") or _reasoning(delta):
+            # Reasoning (``reasoning_content``, ``reasoning``) is no part of the answer: it
+            # is shown as thinking. It is a token all the same: the model has begun.
+            reasoning = _reasoning(delta)
+            if reasoning:
+                self.thinking.append(reasoning)
+                thought += reasoning
+            if content or delta.get("tool_calls") or reasoning:
                 self.started = True
             for call_delta in delta.get("tool_calls") or []:
                 call = self.calls.setdefault(call_delta.get("index", 0), _PartialCall())
@@ -457,7 +467,7 @@ class _Assembly:
             if choice.get("finish_reason") is not None:
                 reason = str(choice["finish_reason"])
                 self.finish_reason = "length" if reason.lower() in CUT_OFF_REASONS else reason
-        return text
+        return text, thought
 
     def response(self) -> ModelResponse:
         calls = [
@@ -473,11 +483,15 @@ class _Assembly:
             tool_calls=calls,
             usage=self.usage,
             finish_reason=self.finish_reason,
+            thinking="".join(self.thinking),
         )
 
 
-def _reasoning(delta: dict[str, Any]) -> bool:
-    return bool(delta.get("reasoning_content") or delta.get("reasoning"))
+def _reasoning(delta: dict[str, Any]) -> str:
+    """The reasoning a delta carries: ``reasoning_content`` (DeepSeek, vLLM, llama.cpp) or
+    ``reasoning`` (OpenRouter, Ollama's OpenAI API, newer vLLM), when it is text."""
+    value = delta.get("reasoning_content") or delta.get("reasoning")
+    return value if isinstance(value, str) else ""
 
 
 def parse_chunk(data: str, where: _Where) -> Any:

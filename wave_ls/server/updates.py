@@ -16,6 +16,7 @@ from typing import Any
 from wave_ls.runtime.core import (
     AssistantContentDelta,
     AssistantMessageAdded,
+    AssistantThinkingDelta,
     ContextCompacted,
     ContextUsage,
     Event,
@@ -38,6 +39,8 @@ def event_to_update(event: Event) -> dict[str, Any] | None:
             return {"kind": "userMessage", "message": message.to_json()}
         case AssistantContentDelta(delta=delta):
             return {"kind": "assistantDelta", "delta": delta}
+        case AssistantThinkingDelta(delta=delta):
+            return {"kind": "thinkingDelta", "delta": delta}
         case AssistantMessageAdded(message=message):
             return {"kind": "assistantMessage", "message": message.to_json()}
         case ToolBlockUpdated():
@@ -75,6 +78,8 @@ def coalesce_key(update: dict[str, Any]) -> str | None:
     """Updates with the same key may be merged; None = must be sent as is."""
     if update["kind"] == "assistantDelta":
         return "assistant"
+    if update["kind"] == "thinkingDelta":
+        return "thinking"
     if update["kind"] == "toolBlock" and update["status"] in ("pending", "running"):
         return "tool:" + update["toolCallId"]
     return None
@@ -127,8 +132,8 @@ class Coalescer:
 
 def merge(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
     """One update standing for both; assistant deltas are concatenated (collected as parts
-    and joined once when sent, so a burst of deltas costs linear time)."""
-    if newer["kind"] == "assistantDelta":
+    and joined once when sent, so a burst of deltas costs linear time); thinking too."""
+    if newer["kind"] in ("assistantDelta", "thinkingDelta"):
         parts = older.get(_PARTS) or [older["delta"]]
         parts.append(newer["delta"])
         return {**newer, _PARTS: parts}
