@@ -25,6 +25,8 @@ import { AGENT_PROGRESS_PREFIX } from './wire';
 
 export interface UserItem { kind: 'user'; key: string; text: string }
 export interface AssistantItem { kind: 'assistant'; key: string; text: string; streaming: boolean }
+/** The model's reasoning (`thinkingDelta`, `meta.thinking`): shown folded and dim, never as the answer. */
+export interface ThinkingItem { kind: 'thinking'; key: string; text: string; streaming: boolean }
 export interface NoticeItem { kind: 'notice'; key: string; text: string; tone: 'info' | 'error' | 'task' }
 export interface AgentProgress { title?: string; message?: string; end?: string }
 export interface ToolItem {
@@ -49,7 +51,7 @@ export interface PermissionItem {
   state: PermissionState;
   reason?: string;
 }
-export type ChatItem = UserItem | AssistantItem | NoticeItem | ToolItem | PermissionItem;
+export type ChatItem = UserItem | AssistantItem | ThinkingItem | NoticeItem | ToolItem | PermissionItem;
 
 /** What the folder's trust holds back, shown as one notice above the transcript. */
 export interface TrustNotice {
@@ -157,7 +159,17 @@ function applyUpdate(state: ChatState, u: SessionUpdate): ChatState {
       }
       return push({ ...state, busy: true }, { kind: 'assistant', key: '', text: u.delta, streaming: true });
     }
+    case 'thinkingDelta': {
+      if (!u.delta) return state;
+      const at = lastThinking(state);
+      if (at >= 0 && state.items.slice(at + 1).every((item) => item.kind === 'notice')) {
+        const thinking = state.items[at] as ThinkingItem;
+        return replaceAt({ ...state, busy: true }, at, { ...thinking, text: thinking.text + u.delta });
+      }
+      return push({ ...state, busy: true }, { kind: 'thinking', key: '', text: u.delta, streaming: true });
+    }
     case 'assistantMessage': {
+      state = settleThinking(state, u.message.meta?.thinking);
       const text = u.message.content ?? '';
       const at = lastStreaming(state);
       if (at >= 0) {
@@ -231,7 +243,7 @@ function endTurn(state: ChatState, status: string, error?: string): ChatState {
     ...state,
     busy: false,
     items: state.items.map((item) => {
-      if (item.kind === 'assistant' && item.streaming) return { ...item, streaming: false };
+      if ((item.kind === 'assistant' || item.kind === 'thinking') && item.streaming) return { ...item, streaming: false };
       if (item.kind === 'permission' && item.state === 'pending') return { ...item, state: 'cancelled' };
       return item;
     }),
@@ -275,6 +287,8 @@ function fromHistory(state: ChatState, messages: WireMessage[]): ChatState {
       const item = userItem(m);
       if (item) next = push(next, item);
     } else if (m.role === 'assistant') {
+      const thinking = m.meta?.thinking;
+      if (typeof thinking === 'string' && thinking.trim()) next = push(next, { kind: 'thinking', key: '', text: thinking, streaming: false });
       if (m.content && m.content.trim()) next = push(next, { kind: 'assistant', key: '', text: m.content, streaming: false });
       for (const call of m.tool_calls ?? []) {
         const result = results.get(call.id);
@@ -348,6 +362,23 @@ function lastStreaming(state: ChatState): number {
   for (let i = state.items.length - 1; i >= 0; i--) {
     const item = state.items[i];
     if (item.kind === 'assistant' && item.streaming) return i;
+  }
+  return -1;
+}
+
+/** The thinking item still streaming: it stops, with the round's whole text when given. */
+function settleThinking(state: ChatState, whole: unknown): ChatState {
+  const at = lastThinking(state);
+  if (at < 0) return state;
+  const item = state.items[at] as ThinkingItem;
+  const text = typeof whole === 'string' && whole ? whole : item.text;
+  return replaceAt(state, at, { ...item, text, streaming: false });
+}
+
+function lastThinking(state: ChatState): number {
+  for (let i = state.items.length - 1; i >= 0; i--) {
+    const item = state.items[i];
+    if (item.kind === 'thinking' && item.streaming) return i;
   }
   return -1;
 }

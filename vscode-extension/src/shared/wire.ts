@@ -88,6 +88,7 @@ export interface TaskInfo {
 export type SessionUpdate =
   | { sessionId: string; kind: 'userMessage'; message: WireMessage }
   | { sessionId: string; kind: 'assistantDelta'; delta: string; content?: string }
+  | { sessionId: string; kind: 'thinkingDelta'; delta: string }
   | { sessionId: string; kind: 'assistantMessage'; message: WireMessage }
   | {
       sessionId: string;

@@ -242,7 +242,7 @@ export function App(): JSX.Element {
 
 /** Something on screen already shows that the turn is working. */
 function isActive(i: ChatItem): boolean {
-  if (i.kind === 'assistant') return i.streaming;
+  if (i.kind === 'assistant' || i.kind === 'thinking') return i.streaming;
   if (i.kind === 'permission') return i.state === 'pending';
   return i.kind === 'tool' && (i.status === 'running' || i.status === 'pending');
 }

@@ -3,7 +3,7 @@
 import type { JSX } from 'preact';
 import { memo } from 'preact/compat';
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import type { AssistantItem, ChatItem, NoticeItem, PermissionItem, ToolItem, UserItem } from '../shared/reducer';
+import type { AssistantItem, ChatItem, NoticeItem, PermissionItem, ThinkingItem, ToolItem, UserItem } from '../shared/reducer';
 import { Icon, Spinner } from './icons';
 import { renderMarkdown, renderUserText } from './markup';
 import { post } from './vscodeApi';
@@ -59,6 +59,8 @@ const Item = memo(function Item({ item, cwd }: { item: ChatItem; cwd: string }):
       return <UserMessage item={item} />;
     case 'assistant':
       return <AssistantMessage item={item} />;
+    case 'thinking':
+      return <Thinking item={item} />;
     case 'notice':
       return <Notice item={item} />;
     case 'permission':
@@ -82,6 +84,20 @@ function UserMessage({ item }: { item: UserItem }): JSX.Element {
 function AssistantMessage({ item }: { item: AssistantItem }): JSX.Element {
   const html = useMemo(() => renderMarkdown(item.text), [item.text]);
   return <div class={`msg msg-assistant markdown${item.streaming ? ' streaming' : ''}`} dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+/** The model's reasoning: one folded, dim block ("Thinking…" while it streams); opened on a click. */
+function Thinking({ item }: { item: ThinkingItem }): JSX.Element {
+  const [open, setOpen] = useState(false);
+  return (
+    <div class={`thinking${item.streaming ? ' streaming' : ''}`}>
+      <button class="thinking-head" type="button" aria-expanded={open} onClick={() => setOpen(!open)}>
+        <Icon name="chevron" class={`chev${open ? ' open' : ''}`} />
+        <span>{item.streaming ? 'Thinking…' : 'Thought'}</span>
+      </button>
+      {open ? <div class="thinking-body">{item.text}</div> : null}
+    </div>
+  );
 }
 
 function Notice({ item }: { item: NoticeItem }): JSX.Element {
