@@ -86,6 +86,7 @@ _CONTAINERS = _names(
 )
 _SUBSTITUTION = re.compile(rb"[`(]")  # "(": "$(", "<(", or a "(" bash may read otherwise
 _BARE_BACKQUOTE = re.compile(r"(?<!\\)(\\\\)*`")
+_SPECIAL_BARE = re.compile(r"[\\`\s*?\[$]")
 _KEYWORDS = _names("if then else elif fi do done while until for in select case esac")
 _BREAKS = frozenset(b" \t\n;&|()<>")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
@@ -248,7 +249,7 @@ class _Reader:
             groups = self._words(targets)
             if op in (">&-", "<&-"):  # closes a descriptor
                 after = self.source[op_end : op_end + 1]
-                if after and not _BREAKS.intersection(after):  # "2>&-x": bash reads on
+                if after and after not in b" \t\n;&|)":  # "2>&-x": bash reads on
                     raise Unreadable(f"the redirection `{self._text(node)}` cannot be read")
                 op, target = op[:-1], _literal("-")
             elif not groups:
@@ -434,6 +435,10 @@ class _Reader:
     def _bare_text(self, text: str, start: int, st: _WordState) -> None:
         """An unquoted part of a word (at byte ``start``): backslashes, globs and a ``$``
         that expands."""
+        if not _SPECIAL_BARE.search(text):  # most words: nothing to read in them
+            st.out.append(text)
+            st.bare.append(text)
+            return
         rest = self.source[start : st.end].decode("utf-8", "surrogatepass")
         i = 0
         while i < len(text):
@@ -478,12 +483,14 @@ def _literal(text: str) -> Word:
     return Word(text, literal=True, risky=False, quoted=False)
 
 
-def _leaves(node: Node) -> Iterator[Node]:
-    if node.child_count == 0 or node.type in ("string_content", "raw_string", "comment"):
-        yield node
-        return
-    for child in node.children:
-        yield from _leaves(child)
+def _leaves(root: Node) -> Iterator[Node]:
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.child_count == 0 or node.type in ("string_content", "raw_string", "comment"):
+            yield node
+        else:
+            stack.extend(reversed(node.children))
 
 
 def _descendants(node: Node) -> Iterator[Node]:
