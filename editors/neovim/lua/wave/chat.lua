@@ -480,7 +480,11 @@ function Chat:on_update(update)
     self.context = { tokens = update.tokens, window = update.windowTokens }
     self:refresh_winbar()
     vim.cmd.redrawstatus({ bang = true })
-  elseif update.kind == "userMessage" or update.kind == "assistantDelta" then
+  elseif
+    update.kind == "userMessage"
+    or update.kind == "assistantDelta"
+    or update.kind == "thinkingDelta"
+  then
     if not self.turn_running then
       self.turn_running = true
       self:refresh_winbar()

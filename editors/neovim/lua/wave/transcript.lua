@@ -32,6 +32,7 @@ function Transcript:_forget()
   self.tools = {} -- toolCallId -> region
   self.agents = {} -- toolCallId -> agent state (also before its region exists)
   self.streaming = nil -- the region of the round's streaming text
+  self.thinking = nil -- the region of the round's streaming reasoning
   self.turn_header = false -- the "## Wave" header of the current turn was written
   self.trust = nil -- the region of the workspace-trust notice (one per transcript)
 end
@@ -159,7 +160,58 @@ function Transcript:_delta(delta)
   self:_set(region, render.text(region.text, region.after_tools))
 end
 
+--- The model's reasoning as one dim line, folded: what it is thinking now while it streams,
+--- then its first words and its size. Never part of the answer; the whole text stays in
+--- the session (`meta.thinking` of the message).
+---@param text string
+---@param streaming boolean
+local function thinking_lines(text, streaming)
+  local lines = vim.split(vim.trim(text), "\n", { plain = true })
+  local shown = streaming and lines[#lines] or lines[1]
+  shown = vim.trim(shown or "")
+  if vim.fn.strchars(shown) > 72 then
+    shown = vim.fn.strcharpart(shown, 0, 71) .. "…"
+  end
+  local head = streaming and "▸ thinking… " or "▸ thought: "
+  local tail = (not streaming and #lines > 1) and (" (%d lines)"):format(#lines) or ""
+  local line = head .. shown .. tail
+  return { lines = { line }, marks = { { 0, 0, #line, "Comment" } } }
+end
+
+function Transcript:_thinking(delta)
+  if delta == "" then
+    return
+  end
+  if not self.thinking then
+    self:_assistant_header()
+    self.thinking = self:_append("thinking", thinking_lines("", true))
+    self.thinking.text = ""
+  end
+  local region = self.thinking
+  region.text = region.text .. delta
+  self:_set(region, thinking_lines(region.text, true))
+end
+
+--- The round's reasoning is whole: folded to its first line (`whole`: the message's
+--- `meta.thinking`, written as a region of its own when nothing streamed it).
+function Transcript:_thought(whole)
+  local region = self.thinking
+  self.thinking = nil
+  local text = type(whole) == "string" and whole ~= "" and whole or (region and region.text)
+  if not text or text == "" then
+    return
+  end
+  if region then
+    region.text = text
+    self:_set(region, thinking_lines(text, false))
+  else
+    self:_assistant_header()
+    self:_append("thinking", thinking_lines(text, false))
+  end
+end
+
 function Transcript:_assistant_message(message)
+  self:_thought((message.meta or {}).thinking)
   local content = message.content or ""
   local region = self.streaming
   self.streaming = nil
@@ -266,6 +318,7 @@ end
 
 function Transcript:_turn_ended(update)
   self.streaming = nil
+  self:_thought(nil)
   if update.status == "failed" then
     self:notice("Error: " .. (update.error or "the turn failed"), "WaveError")
   elseif update.status == "cancelled" then
@@ -282,6 +335,8 @@ function Transcript:on_update(update)
     self:_user_message(update.message or {})
   elseif kind == "assistantDelta" then
     self:_delta(update.delta or "")
+  elseif kind == "thinkingDelta" then
+    self:_thinking(update.delta or "")
   elseif kind == "assistantMessage" then
     self:_assistant_message(update.message or {})
   elseif kind == "toolBlock" then
