@@ -328,7 +328,7 @@ class _Reader:
             raise Unreadable(_REFUSED_NODES[kind])
         if kind in ("word", "number") or not node.is_named:
             if in_double:
-                self._double_quoted_text(self._text(node), st)
+                self._double_quoted_text(self._text(node), node.start_byte, st)
             else:
                 self._bare_text(self._text(node), node.start_byte, st)
         elif kind in ("command_name", "concatenation", "variable_assignment"):
@@ -339,7 +339,7 @@ class _Reader:
             st.quoted = True
             self._children(node, st, in_double=True)
         elif kind == "string_content":
-            self._double_quoted_text(self._text(node), st)
+            self._double_quoted_text(self._text(node), node.start_byte, st)
         elif kind == "raw_string":
             st.quoted = True
             st.out.append(self._text(node)[1:-1])
@@ -390,9 +390,9 @@ class _Reader:
             if child.start_byte > at:  # text the tree gives to no child
                 gap = self.source[at : child.start_byte].decode("utf-8", "surrogatepass")
                 if in_double:
-                    self._double_quoted_text(gap, st)
+                    self._double_quoted_text(gap, at, st)
                 else:
-                    self._bare_text(gap, child.start_byte - len(gap.encode()), st)
+                    self._bare_text(gap, at, st)
             self._piece(child, st, in_double)
             at = child.end_byte
 
@@ -457,13 +457,16 @@ class _Reader:
                 raise Unreadable("a word that spans a blank cannot be read")
             if c in "*?" or (c == "[" and "]" in rest[i:]):
                 st.expansion(in_quotes=bool("".join(st.out)))
-            elif c == "$" and _EXPANDS_AFTER_DOLLAR.match(text, i + 1):
-                st.expansion(in_quotes=False)  # an expansion the tree left in a word
+            elif c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1):
+                # an expansion the tree left in a word, or split off ("$" then "p/h")
+                st.expansion(in_quotes=False)
             st.out.append(c)
             st.bare.append(c)
             i += 1
 
-    def _double_quoted_text(self, text: str, st: _WordState) -> None:
+    def _double_quoted_text(self, text: str, start: int, st: _WordState) -> None:
+        """Text inside double quotes (at byte ``start``): escapes and a ``$`` that expands."""
+        rest = self.source[start : st.end].decode("utf-8", "surrogatepass")
         i = 0
         while i < len(text):
             c = text[i]
@@ -473,7 +476,7 @@ class _Reader:
                 continue
             if c == "`":
                 raise Unreadable("a backquote that cannot be read")
-            if c == "$" and _EXPANDS_AFTER_DOLLAR.match(text, i + 1) and text[i + 1] not in "'\"":
+            if c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1) and rest[i + 1] not in "'\"":
                 st.expansion(in_quotes=True)
             st.out.append(c)
             i += 1
