@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 class WaveServer(LanguageServer):
     """pygls server plus the state the ``wave/*`` features share."""
 
+    protocol: WaveProtocol
+
     def __init__(self) -> None:
         super().__init__("wave-ls", __version__, protocol_cls=WaveProtocol)
         self.options = InitializationOptions()
@@ -56,6 +58,9 @@ class WaveServer(LanguageServer):
         self.exit_code = 0  # 1 after ``exit`` without ``shutdown`` (LSP), or the editor gone
         self._main_task: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        # Our transports' (pygls keeps its own private): set by ``shutdown``.
+        self.stopping = threading.Event()
+        self.tcp_server: asyncio.Server | None = None
 
     # ---------------------------------------------------------------- client facts
 
@@ -105,18 +110,18 @@ class WaveServer(LanguageServer):
     def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
         """Serve on stdin/stdout with our own reader (``framing``), keeping the exit code;
         the end of stdin ends the process, also while a request is stuck (``lifetime``)."""
-        self._stop_event = threading.Event()
+        self.stopping = threading.Event()
 
         def stdin_ended() -> None:
             exit_soon(lambda: self.exit_code, "the client closed stdin")
 
         reader = ThreadedReader(stdin or sys.stdin.buffer, self.thread_pool, stdin_ended)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-        self._run(read_messages(reader, self.protocol, self._stop_event))
+        self._run(read_messages(reader, self.protocol, self.stopping))
 
     def start_tcp(self, host: str, port: int) -> None:
         """Serve one client at a time over TCP, with the same reader as stdio."""
-        self._stop_event = stop = threading.Event()
+        self.stopping = stop = threading.Event()
 
         async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             self.protocol.set_writer(writer)
@@ -124,11 +129,18 @@ class WaveServer(LanguageServer):
             self.shutdown()
 
         async def serve_tcp() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
-            async with self._server:
-                await self._server.serve_forever()
+            self.tcp_server = await asyncio.start_server(connection, host, port)
+            async with self.tcp_server:
+                await self.tcp_server.serve_forever()
 
         self._run(serve_tcp())
+
+    def shutdown(self) -> None:
+        """pygls's shutdown, and the end of the reader and TCP server started here."""
+        self.stopping.set()
+        if self.tcp_server is not None:
+            self.tcp_server.close()
+        super().shutdown()
 
     def _run(self, main: Coroutine[Any, Any, None]) -> None:
         async def run() -> None:
@@ -270,7 +282,7 @@ def create_server() -> WaveServer:
     def exit_(ls: WaveServer, *_: Any) -> None:
         # pygls exits with this code; kept for the exit timer, which may end the process
         # first (a request stuck in a thread).
-        ls.exit_code = 0 if ls.protocol._shutdown else 1
+        ls.exit_code = 0 if ls.protocol.shutting_down else 1
 
     from wave_ls.server import (
         agents_feature,

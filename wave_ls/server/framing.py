@@ -27,9 +27,9 @@ from concurrent.futures import Executor
 from typing import BinaryIO, Protocol
 
 from pygls.exceptions import JsonRpcException
-from pygls.protocol import JsonRPCProtocol
 
 from wave_ls.jsonrpc import MAX_MESSAGE_BYTES, check_message, error_response
+from wave_ls.server.protocol import WaveProtocol
 
 log = logging.getLogger(__name__)
 
@@ -156,16 +156,16 @@ async def read_body_length(reader: ByteReader, max_bytes: int) -> int | None:
             in_headers = False
 
 
-def send_error(protocol: JsonRPCProtocol, msg_id: int | str | None, code: int, text: str) -> None:
+def send_error(protocol: WaveProtocol, msg_id: int | str | None, code: int, text: str) -> None:
     # A plain dict: lsprotocol's message class would leave a null id out.
-    protocol._send_data(error_response(msg_id, code, text))
+    protocol.send_payload(error_response(msg_id, code, text))
 
 
-def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
+def handle_body(protocol: WaveProtocol, body: bytes) -> None:
     """Parse, check and dispatch one message body; answer what cannot be handled."""
     checked = check_message(body, batches="the Language Server Protocol has none")
     for error in checked.errors:
-        protocol._send_data(error)
+        protocol.send_payload(error)
     data = checked.message
     if data is None:
         return
@@ -183,7 +183,7 @@ def handle_body(protocol: JsonRPCProtocol, body: bytes) -> None:
 
 async def read_messages(
     reader: ByteReader,
-    protocol: JsonRPCProtocol,
+    protocol: WaveProtocol,
     stop: threading.Event,
     max_bytes: int = MAX_MESSAGE_BYTES,
 ) -> None:

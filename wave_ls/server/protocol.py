@@ -7,6 +7,10 @@
 - Every outgoing message encodes: text with lone surrogates (file names that are not
   UTF-8) is made readable on the way out (``runtime.text.json_dumps``).
 - A request after ``shutdown`` is answered with InvalidRequest (pygls drops it).
+
+This module is the only one that touches pygls's private members (``_shutdown``,
+``_send_data`` and what it uses): the rest of the server uses ``shutting_down`` and
+``send_payload``, so a pygls upgrade is checked here.
 """
 
 from __future__ import annotations
@@ -72,6 +76,16 @@ class WaveProtocol(LanguageServerProtocol):
 
     def get_result_type(self, method: str) -> type[Any] | None:  # type: ignore[override]
         return wave_result_type(method) or super().get_result_type(method)
+
+    @property
+    def shutting_down(self) -> bool:
+        """Whether the client sent ``shutdown`` (the LSP exit code depends on it)."""
+        return bool(self._shutdown)
+
+    def send_payload(self, data: Any) -> None:
+        """Write one message as it is given (a plain dict: lsprotocol's message classes
+        would leave a null ``id`` out of an error response)."""
+        self._send_data(data)
 
     def handle_message(self, message: Any) -> None:
         method = getattr(message, "method", None)
