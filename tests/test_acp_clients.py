@@ -160,7 +160,9 @@ async def test_compact_is_a_command_that_compacts_and_shows_the_usage(
                 route("", reply(SUMMARY), system=SUMMARIZER),  # first: it quotes the others
                 route("first question", reply("A1 " * 200)),
                 route(
-                    "slow story", reply("once upon a time " * 30, chunk_size=2, chunk_delay=0.05)
+                    # Long enough to be asked to compact meanwhile (~4 s, not 13: 255 chunks).
+                    "slow story",
+                    reply("once upon a time " * 30, chunk_size=200, chunk_delay=1.0),
                 ),
             ]
         }

@@ -191,7 +191,9 @@ async def test_compact_on_demand_and_refused_during_a_turn(
                 summary_route(),
                 route("first question", reply("", read("big1.txt")), reply("A1")),
                 route(
-                    "slow story", reply("once upon a time " * 30, chunk_size=2, chunk_delay=0.05)
+                    # Long enough to be asked to compact meanwhile (~4 s, not 13: 255 chunks).
+                    "slow story",
+                    reply("once upon a time " * 30, chunk_size=200, chunk_delay=1.0),
                 ),
                 route("next question", reply("A2")),
             ]
