@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import until_blocking
 from wave_ls.agents import AgentCatalog, AgentRegistry
 from wave_ls.agents.parse_cache import CACHE_FILE
 
@@ -91,9 +91,7 @@ def test_each_renewal_is_told_after_the_new_catalog_is_handed_out(
     assert description(registry.load(project), "alpha") == "Third"  # a load renews it
     # The reported file also woke the watcher: whichever thread renewed the catalog tells,
     # the sweep's a moment later than this load returns.
-    deadline = time.monotonic() + 5
-    while told[1:] != ["Third"] and time.monotonic() < deadline:
-        time.sleep(0.001)
+    until_blocking(lambda: told[1:] == ["Third"], 5, "the listeners told of it")
     assert told[1:] == ["Third"]
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import server_env
 from tests.support.terminal import Terminal, alive, descendants
+from tests.support.waiting import until_blocking
 from wave_ls.demo.script import demo_script
 
 # Ctrl-C ends the process within a second (cli/interrupt.py: 0.8 s at most for settling);
@@ -25,17 +26,21 @@ def offline_env(home: Path) -> dict[str, str]:
 
 def wait_for_process(pid: int, argv_part: str, timeout: float = 30) -> int:
     """The pid of a process below ``pid`` whose command line contains ``argv_part``."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    seen: list[int] = []
+
+    def found() -> bool:
         for child in descendants(pid):
             try:
                 cmdline = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
             except OSError:
                 continue
             if argv_part.encode() in cmdline:
-                return child
-        time.sleep(0.05)
-    raise AssertionError(f"no {argv_part!r} below {pid}")
+                seen.append(child)
+                return True
+        return False
+
+    until_blocking(found, timeout, f"{argv_part!r} below {pid}")
+    return seen[0]
 
 
 def test_ctrl_c_in_run_cancels_the_turn_ends_its_command_and_exits_130(

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.git_repos import commit_all, git, init_repo, isolate_git_env, write_files
+from tests.support.processes import alive
+from tests.support.waiting import until_blocking
 from wave_ls.runtime import git_command
 from wave_ls.runtime.git_command import GitTimeout, UnsafeConfig, parse_config
 from wave_ls.worktrees.dulwich_backend import DulwichBackend
@@ -142,14 +144,7 @@ def test_a_hung_git_is_killed_with_its_group(repo: Path, tmp_path: Path) -> None
         git_command.run_git(repo, "add", "--all", timeout=1)
     assert time.monotonic() - started < 5
     pid = int(pid_file.read_text())
-    for _ in range(50):
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.05)
-    else:
-        raise AssertionError("the filter outlived its git")
+    until_blocking(lambda: not alive(pid), 2.5, "the filter's end with its git")
 
 
 @pytest.mark.parametrize("backend", [GitCliBackend(), DulwichBackend()], ids=["git", "dulwich"])

@@ -13,6 +13,7 @@ from pygls.exceptions import JsonRpcException
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import CLIENTS, capabilities, server_env, wave_client
+from tests.support.waiting import until
 
 
 def script(*routes: dict[str, Any]) -> dict[str, Any]:
@@ -138,20 +139,14 @@ async def test_cancel_mid_tool_kills_the_command(
             "wave/chat/send", {"sessionId": sid, "text": "run the slow thing"}
         )
         await client.wait_update(lambda u: u["kind"] == "toolBlock" and u["status"] == "running")
-        for _ in range(100):
-            if (project / "pid.txt").exists() and (project / "pid.txt").read_text().strip():
-                break
-            await asyncio.sleep(0.05)
+        pid_file = project / "pid.txt"
+        await until(lambda: pid_file.exists() and pid_file.read_text().strip(), 5, "the pid")
         pid = int((project / "pid.txt").read_text())
         client.send_cancel(msg_id)
         ended = await client.wait_update(lambda u: u["kind"] == "turnEnded")
         assert ended["status"] == "cancelled"
         assert (await send)["status"] == "cancelled"
-        for _ in range(100):
-            if not Path(f"/proc/{pid}").exists():
-                break
-            await asyncio.sleep(0.05)
-        assert not Path(f"/proc/{pid}").exists(), "the cancelled command is still running"
+        await until(lambda: not Path(f"/proc/{pid}").exists(), 5, "the cancelled command's end")
         result = await client.request(
             "wave/chat/send", {"sessionId": sid, "text": "are you there?"}
         )

@@ -30,6 +30,7 @@ from tests.support import git_repos
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.git_repos import ClonedRepo, commit_all, git, rev, write_files
 from tests.support.lsp import capabilities, server_env, wave_client
+from tests.support.waiting import until
 from tests.test_lsp_delegation import bodies_for, delegate, write_agents
 from tests.test_lsp_worktrees import CODER, IDENTITY, add_coder, last_results, new_session, send
 
@@ -45,19 +46,11 @@ def env_for(home: Path, fake: FakeModelServer) -> dict[str, str]:
 
 
 async def wait_for_file(path: Path, timeout: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not path.exists():
-        assert loop.time() < deadline, f"{path} never appeared"
-        await asyncio.sleep(0.05)
+    await until(path.exists, timeout, f"{path} to appear")
 
 
 async def wait_for_rounds(fake: FakeModelServer, text: str, count: int) -> None:
-    for _ in range(400):
-        if len(bodies_for(fake, text)) >= count:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{text}: never reached {count} model requests")
+    await until(lambda: len(bodies_for(fake, text)) >= count, 20, f"{count} {text} requests")
 
 
 def home_entries(home: Path) -> set[str]:
@@ -333,16 +326,19 @@ async def test_fifos_planted_as_head_and_dot_git_never_hang_the_listing(
         assert (await asyncio.wait_for(sending, 30))["status"] == "cancelled"
         # The runs' ends put git's files back (or removed the unchanged worktrees).
         heads = [Path(git(repo, "rev-parse", "--git-common-dir").strip(), "worktrees")]
-        for _ in range(400):
-            admin_heads = [a / "HEAD" for a in heads[0].iterdir()] if heads[0].is_dir() else []
-            if not fifos_left(dot_git_wt / ".git", *admin_heads):
-                break
-            await asyncio.sleep(0.05)
+
+        def admin_heads() -> list[Path]:
+            return [a / "HEAD" for a in heads[0].iterdir()] if heads[0].is_dir() else []
+
+        await until(
+            lambda: not fifos_left(dot_git_wt / ".git", *admin_heads()), 20, "git's files back"
+        )
+        heads_then = admin_heads()
         again = await asyncio.wait_for(
             client.request("wave/worktrees/list", {"cwd": str(repo)}), LIST_BOUND
         )
 
-    assert not fifos_left(dot_git_wt / ".git", *admin_heads)
+    assert not fifos_left(dot_git_wt / ".git", *heads_then)
     assert git_worktree_list_ends(repo)  # the user's git no longer hangs on them
     for entry in again["worktrees"]:
         assert entry["changedFiles"] is not None, entry

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
@@ -18,6 +17,7 @@ from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import server_env, wave_client
 from tests.support.processes import alive
 from tests.support.raw_stdio import RawServer
+from tests.support.waiting import eventually, until
 
 
 async def test_a_request_after_shutdown_is_an_invalid_request(home: Path) -> None:
@@ -91,17 +91,13 @@ async def test_a_background_command_dies_with_a_killed_server(
         assert result["text"] == "Started."
         server = client._server
         assert server is not None
-        deadline = time.monotonic() + 10
-        while len(marked_processes(mark)) < 4 and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
+        await eventually(lambda: len(marked_processes(mark)) >= 4, 10)
         started = [pid for pid in marked_processes(mark) if pid != server.pid]
         # bash (the tool's shell), bash -c, and the two sleeps
         assert len(started) >= 3, started
         os.kill(server.pid, signal.SIGKILL)
         await server.wait()
-        deadline = time.monotonic() + 5
-        while marked_processes(mark) and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
+        await eventually(lambda: not marked_processes(mark), 5)
         left = marked_processes(mark)
         for pid in left:  # do not leave them to the next test
             os.kill(pid, signal.SIGKILL)
@@ -132,7 +128,7 @@ async def main():
     server.protocol.handle_message(server.protocol.structure_message(initialize))
     answered = [json.loads(data.split(b"\\r\\n\\r\\n", 1)[1]) for data in sent]
     during = gc.isenabled(), reaper.pid
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # a yield, not a wait: what answering initialize scheduled runs
     print(json.dumps({"answered": [a.get("id") for a in answered], "during": during,
                       "after": [gc.isenabled(), reaper.pid], "frozen": gc.get_freeze_count()}))
 
@@ -224,10 +220,7 @@ async def test_the_end_of_stdin_ends_the_server_while_a_request_is_stuck(
         server.send(
             {"jsonrpc": "2.0", "id": 1, "method": "wave/chatInput/completion", "params": completion}
         )
-        deadline = time.monotonic() + 20
-        while not started.exists() and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        assert started.exists(), "the request never ran git"
+        await until(started.exists, 20, "the request to run git")
         assert server.process.stdin is not None
         server.process.stdin.close()  # the editor is gone; git never answers
         ended = time.monotonic()

@@ -25,6 +25,7 @@ from tests.support.mcp_helpers import (
     wait_status,
 )
 from tests.support.processes import alive
+from tests.support.waiting import eventually_blocking
 from tests.test_lsp_delegation import bodies_for, delegate, tool_names, tool_results, write_agents
 
 
@@ -60,12 +61,7 @@ def mcp_tools(body: dict[str, Any]) -> list[str]:
 
 def wait_gone(pid: int, timeout: float = 15) -> bool:
     """Whether the process ended within ``timeout`` (the session's close stops it)."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not alive(pid)
+    return eventually_blocking(lambda: not alive(pid), timeout)
 
 
 async def test_the_model_calls_mcp_tools_and_reads_their_results(

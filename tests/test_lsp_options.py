@@ -11,6 +11,7 @@ import pytest
 
 from tests.support.fake_model import FakeModelServer, reply, route
 from tests.support.lsp import server_env, wave_client
+from tests.support.waiting import until
 
 
 def bad_options(tmp_path: Path) -> dict[str, tuple[dict[str, Any], str]]:
@@ -47,10 +48,7 @@ async def test_a_bad_option_falls_back_and_is_shown(
     async with wave_client(server_env(home), init_options=options) as client:
         listed = await client.request("wave/agents/list", {"cwd": str(project)})
         assert any(agent["name"] == "Explore" for agent in listed["agents"])
-        for _ in range(100):
-            if client.messages:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: client.messages, 5, "a message shown")
         shown = [message.message for message in client.messages]
         assert any(expected in text for text in shown), shown
         assert all(text.startswith("wave-ls: ") for text in shown)
@@ -118,8 +116,5 @@ async def test_a_bad_model_patience_setting_is_shown(
 ) -> None:
     async with wave_client(server_env(home, **env), init_options=options) as client:
         await client.request("wave/agents/list", {})
-        for _ in range(100):
-            if client.messages:
-                break
-            await asyncio.sleep(0.05)
+        await until(lambda: client.messages, 5, "a message shown")
         assert any(expected in message.message for message in client.messages), client.messages

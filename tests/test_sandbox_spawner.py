@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.waiting import until
 from wave_ls.runtime.processes import spawn_bash, stop_group
 from wave_ls.runtime.sandbox import confinement
 from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
@@ -122,9 +123,4 @@ async def test_the_helper_killed_or_closed(tmp_path: Path) -> None:
     os.kill(helper, 0)  # still there for its command
     assert await last.wait() == 0
     os.close(read_fd)
-    for _ in range(100):
-        await asyncio.sleep(0.05)
-        if not Path(f"/proc/{helper}").exists():
-            break
-    else:
-        pytest.fail("the helper did not end after its last command")
+    await until(lambda: not Path(f"/proc/{helper}").exists(), 5, "the helper's end")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.processes import alive
+from tests.support.waiting import eventually, until
 from wave_ls.runtime.core import ToolContext, ToolError
 from wave_ls.runtime.tools import BashTool
 from wave_ls.runtime.tools.bash import MAX_OUTPUT_CHARS
@@ -21,12 +22,7 @@ def ctx(tmp_path: Path) -> ToolContext:
 
 
 async def wait_gone(pid: int, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        await asyncio.sleep(0.02)
-    return False
+    return await eventually(lambda: not alive(pid), seconds)
 
 
 async def test_runs_in_the_agent_cwd_with_combined_output(ctx: ToolContext) -> None:
@@ -101,10 +97,7 @@ async def test_cancellation_kills_the_group_and_propagates(ctx: ToolContext) -> 
     task = asyncio.create_task(
         BashTool().run({"command": f"sleep 30 & echo $! > {pid_file}; sleep 30"}, ctx)
     )
-    for _ in range(250):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.02)
+    await until(lambda: pid_file.exists() and pid_file.read_text().strip(), 5, "the pid")
     child = int(pid_file.read_text())
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

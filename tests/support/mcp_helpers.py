@@ -7,13 +7,13 @@ import json
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from tests.support.lsp import WaveClient
+from tests.support.waiting import eventually_blocking
 
 SERVER_SCRIPT = Path(__file__).with_name("mcp_server.py")
 
@@ -66,14 +66,15 @@ def http_server(*args: str, transport: str = "http") -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
+
+        def listening() -> bool:
             if process.poll() is not None:
                 raise RuntimeError("the HTTP test server exited")
-            time.sleep(0.05)
+            with socket.socket() as probe:
+                return probe.connect_ex(("127.0.0.1", port)) == 0
+
+        # It says nothing when it listens: its port is tried (30 s: a first import is slow).
+        eventually_blocking(listening, 30)
         yield f"http://127.0.0.1:{port}/{'mcp' if transport == 'http' else 'sse'}"
     finally:
         process.terminate()

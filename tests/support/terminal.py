@@ -18,6 +18,8 @@ import tty
 from collections.abc import Sequence
 from pathlib import Path
 
+from tests.support.waiting import eventually_blocking
+
 
 class Terminal:
     """``python -m wave_ls <args>`` with stdin, stdout and stderr on one pseudo-terminal
@@ -159,12 +161,8 @@ def descendants(pid: int) -> set[int]:
 def alive(pids: set[int], within: float = 0.0) -> set[int]:
     """Which of ``pids`` still run (zombies count as gone), after waiting up to ``within``
     seconds for them to go."""
-    deadline = time.monotonic() + within
-    while True:
-        left = {pid for pid in pids if _running(pid)}
-        if not left or time.monotonic() >= deadline:
-            return left
-        time.sleep(0.05)
+    eventually_blocking(lambda: not any(_running(pid) for pid in pids), within)
+    return {pid for pid in pids if _running(pid)}
 
 
 def _running(pid: int) -> bool:

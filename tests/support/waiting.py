@@ -46,3 +46,22 @@ def until_blocking(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
         time.sleep(POLL_S)  # the polled state has no event (see the module's text)
+
+
+async def eventually(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Whether ``predicate()`` became true within ``timeout`` seconds (``until`` as a
+    value, for a test that asserts with its own message)."""
+    try:
+        await until(predicate, timeout)
+    except AssertionError:
+        return False
+    return True
+
+
+def eventually_blocking(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
+    """``eventually`` for code outside an event loop."""
+    try:
+        until_blocking(predicate, timeout)
+    except AssertionError:
+        return False
+    return True
