@@ -231,14 +231,15 @@ async def test_close_leaves_no_task_behind(
     )
     before = set(asyncio.all_tasks())
     chat = session(fake_model, project, home, permission_mode="bypassPermissions")
+    running = asyncio.Event()
+    chat.tasks.on_change(lambda info: running.set() if info.running else None)
     turn = asyncio.create_task(chat.send("start"))
-    while not chat.tasks.has_running:
-        await asyncio.sleep(0.02)
+    await asyncio.wait_for(running.wait(), 10)
     await chat.close()
     with pytest.raises(asyncio.CancelledError):
         await turn  # the turn was cancelled (the LSP adapter answers "cancelled")
     assert not chat.tasks.has_running
     assert chat.transcript is not None and chat.transcript._file is None
-    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # a yield, not a wait: the done callbacks of the ended tasks run
     left = {t for t in asyncio.all_tasks() - before if not t.done()}
     assert left == set(), left
