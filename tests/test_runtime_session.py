@@ -41,7 +41,7 @@ def session(fake: FakeModelServer, cwd: Path, home: Path, **options: Any) -> Age
 def slow_site() -> Iterator[str]:
     class Slow(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            time.sleep(0.8)
+            time.sleep(0.8)  # the behaviour under test: slow pages, fetched side by side
             body = b"<html><body><p>slow page</p></body></html>"
             self.send_response(200)
             self.send_header("Content-Type", "text/html")

@@ -62,7 +62,7 @@ class Handler(BaseHTTPRequestHandler):
         elif url.path == "/big":
             self.send(200, b"x" * (MAX_BYTES + 100_000), "text/plain")
         elif url.path == "/slow":
-            time.sleep(2)
+            time.sleep(2)  # the behaviour under test: a server slower than the fetch's limit
             self.send(200, b"late", "text/plain")
         elif url.path == "/search":
             query = parse_qs(url.query).get("q", [""])[0]

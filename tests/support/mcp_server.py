@@ -38,7 +38,7 @@ def peek(what: str = "") -> str:
 
 @server.tool(description="Sleep, then answer")
 async def slow(seconds: float) -> str:
-    await asyncio.sleep(seconds)
+    await asyncio.sleep(seconds)  # the behaviour this tool offers: a slow call
     return "slept"
 
 
@@ -97,7 +97,7 @@ def main() -> None:
     parser.add_argument("--sse", type=int, default=None)
     parser.add_argument("--start-delay", type=float, default=0.0)
     options = parser.parse_args()
-    time.sleep(options.start_delay)
+    time.sleep(options.start_delay)  # the behaviour asked for: a server slow to start
     if options.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
     elif options.sse is not None:
