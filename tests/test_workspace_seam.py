@@ -5,12 +5,14 @@ repositories (SPEC section 6: WT-1, WT-5, WT-6, WT-11; FORK-2's in-place fallbac
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
 
 import pytest
 
 from tests import test_isolation_lifecycle as lifecycle
+from tests.support.git_repos import git
 from wave_ls.runtime.core import ToolContext
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees import IsolationError, WorktreeManager, create_isolated_worktree
@@ -39,35 +41,34 @@ def request(user_home: Path, **kw: object) -> WorkspaceRequest:
 async def test_in_place_is_the_callers_folder_and_nothing_to_wait_for(
     repo: Path, home: Path
 ) -> None:
-    shown: list[WorkspaceReport] = []
+    shown: list[WorkspaceReport | None] = []
     workspace = await open_workspace(request(home), context(repo, home), shown.append)
     assert workspace.context.cwd == repo and workspace.context.write_root == repo
     assert workspace.context.session_id == "sub-1"
     assert workspace.tools_ready is None and workspace.intro == ""
     assert await workspace.run(_value(7)) == 7
-    report = await workspace.finish()
-    assert report == WorkspaceReport() and report.summary is None
-    assert shown == [WorkspaceReport()]
+    assert await workspace.finish() is None  # nothing to report: it ran as its caller
+    assert shown == [None]
 
 
 async def test_isolated_phases_report_made_then_ended_and_remove_an_unchanged_worktree(
     repo: Path, home: Path
 ) -> None:
-    shown: list[WorkspaceReport] = []
+    shown: list[WorkspaceReport | None] = []
     ctx = context(repo, home)
     workspace = await open_workspace(request(home, isolated=True), ctx, shown.append)
     planned = workspace.context.cwd
     assert planned.parent == repo / ".wave" / "worktrees"  # WT-1: known before the checkout
     assert workspace.context.sandbox is None  # its own, once made
-    assert shown[0].worktree is not None and shown[0].sandbox is None
+    assert shown[0] is not None and shown[0].worktree is not None and shown[0].sandbox is None
     assert workspace.tools_ready is not None
     made = await workspace.ready()
     assert made.cwd == planned and made.write_root == planned and made.sandbox is not None
     assert made.services.isolated_worktree is not None
     assert (planned / "README.md").is_file()
-    assert shown[-1].sandbox == SandboxReport.of(made.sandbox)
+    assert shown[-1] is not None and shown[-1].sandbox == SandboxReport.of(made.sandbox)
     report = await workspace.finish()
-    assert report.worktree is not None and report.worktree.end is not None
+    assert report is not None and report.worktree is not None and report.worktree.end is not None
     assert report.worktree.end.kept is False  # WT-5: nothing changed, removed
     assert report.summary is not None and report.summary.startswith("Worktree removed")
     assert not os.path.lexists(planned)
@@ -81,9 +82,32 @@ async def test_a_changed_worktree_is_kept_and_said_so(repo: Path, home: Path) ->
     made = await workspace.ready()
     (made.cwd / "new.py").write_text("y = 2\n")
     report = await workspace.finish()
-    assert report.worktree is not None and report.worktree.end is not None
+    assert report is not None and report.worktree is not None and report.worktree.end is not None
     assert report.worktree.end.kept and report.worktree.end.changed_files == 1  # WT-6
     assert (made.cwd / "new.py").is_file()
+
+
+async def test_an_unchanged_worktree_is_removed_after_the_report_and_a_changed_one_never(
+    repo: Path, home: Path
+) -> None:
+    removals: list[asyncio.Future[None]] = []
+    workspace = await open_workspace(request(home, isolated=True), context(repo, home))
+    made = await workspace.ready()
+    report = await workspace.finish(removals.append)
+    assert report is not None and report.summary is not None
+    assert report.summary.startswith("Worktree removed: no changes")
+    assert len(removals) == 1  # the result need not wait for git's remove
+    await removals[0]
+    assert not os.path.lexists(made.cwd)
+    assert f"worktree-{made.cwd.name}" not in git(repo, "branch", "--list")
+
+    changed = await open_workspace(request(home, isolated=True), context(repo, home))
+    kept = await changed.ready()
+    (kept.cwd / "new.py").write_text("y = 2\n")
+    report = await changed.finish(removals.append)
+    assert report is not None and report.worktree is not None and report.worktree.end is not None
+    assert report.worktree.end.kept and len(removals) == 1  # nothing left to do: kept
+    assert (kept.cwd / "new.py").is_file()
 
 
 async def test_no_worktree_fails_or_falls_back_to_the_callers_folder(
@@ -93,11 +117,11 @@ async def test_no_worktree_fails_or_falls_back_to_the_callers_folder(
     plain.mkdir()
     with pytest.raises(IsolationError, match="not inside a git repository"):  # WT-11
         await open_workspace(request(home, isolated=True), context(plain, home))
-    shown: list[WorkspaceReport] = []
+    shown: list[WorkspaceReport | None] = []
     ask = request(home, isolated=True, in_place_fallback=True)
     workspace = await open_workspace(ask, context(plain, home), shown.append)
     assert workspace.context.cwd == plain and workspace.tools_ready is None
-    assert shown[0].worktree is not None and shown[0].worktree.in_place
+    assert shown[0] is not None and shown[0].worktree is not None and shown[0].worktree.in_place
     assert shown[0].summary is not None and "ran in place" in shown[0].summary
     assert shown[0].worktree.to_json() == {
         "inPlace": True,
@@ -129,6 +153,7 @@ async def test_the_reports_json_is_the_blocks_details_as_before(repo: Path, home
 async def test_reading_back_odd_details_never_fails() -> None:
     record = DelegationRecord.from_json({"worktree": "x", "sandbox": [1]})
     assert record.workspace == WorkspaceReport() and record.worktree_summary is None
+    assert DelegationRecord.from_json({}).workspace is None
     odd = {"path": 3, "kept": True, "changedFiles": "2", "future": 1}
     report = WorktreeReport.from_json(odd)
     assert report is not None and report.end is not None and report.end.changed_files is None

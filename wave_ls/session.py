@@ -273,7 +273,9 @@ class AgentSession:
                 return TurnResult("cancelled", "", Usage(), "the session was closed")
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
-            return await self.conversation.run_turn(self.user_messages(text, supplied_files))
+            result = await self.conversation.run_turn(self.user_messages(text, supplied_files))
+            await self.subagents.settle()  # e.g. an unchanged worktree's removal, after return
+            return result
         finally:
             self._turn_reason = ""
             self._turn = None
@@ -334,6 +336,7 @@ class AgentSession:
                 self._turn = asyncio.current_task()
                 try:
                     await self.conversation.run_turn([])
+                    await self.subagents.settle()
                 except Exception:
                     log.exception("session %s: the turn for task notices failed", self.id)
                 finally:
@@ -413,6 +416,7 @@ class AgentSession:
         if running:
             await asyncio.wait(running)
         await self.tasks.stop_all()
+        await self.subagents.settle()
         await self.mcp.close()  # the folder's servers stop with its last session
         self.worktrees.close()
         for sandbox in (*self._retired_sandboxes, self.sandbox):

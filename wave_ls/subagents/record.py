@@ -8,10 +8,12 @@ wire it is the block's ``details`` (``to_json``: the camelCase fields of docs/pr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from wave_ls.runtime.core import RunUsage, Usage
-from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
+
+if TYPE_CHECKING:  # its dataclasses cost ~4 ms: imported by isolated runs and read-backs
+    from wave_ls.worktrees.report import WorkspaceReport
 
 
 @dataclass
@@ -30,7 +32,7 @@ class DelegationRecord:
     subagent_id: str
     background: bool = False  # the block of a background run (its id is the task id)
     task_id: str | None = None
-    workspace: WorkspaceReport = field(default_factory=WorkspaceReport)
+    workspace: WorkspaceReport | None = None  # None: in place, as its caller
     status: Literal["completed", "failed"] | None = None
     error: str | None = None
     usage: RunUsage | None = None
@@ -52,9 +54,9 @@ class DelegationRecord:
 
     @property
     def worktree_summary(self) -> str | None:
-        return self.workspace.summary or None
+        return (self.workspace.summary if self.workspace else None) or None
 
-    def show(self, workspace: WorkspaceReport) -> None:
+    def show(self, workspace: WorkspaceReport | None) -> None:
         """Where the run works now (the ``Workspace`` reports each change)."""
         self.workspace = workspace
 
@@ -66,7 +68,8 @@ class DelegationRecord:
             "description": self.description,
             "subagentId": self.subagent_id,
         }
-        worktree, sandbox = self.workspace.worktree, self.workspace.sandbox
+        worktree = self.workspace.worktree if self.workspace else None
+        sandbox = self.workspace.sandbox if self.workspace else None
         optional: dict[str, Any] = {
             "background": self.background or None,
             "taskId": self.task_id,
@@ -109,10 +112,7 @@ class DelegationRecord:
             subagent_id=str(data.pop("subagentId", "") or ""),
             background=bool(data.pop("background", False)),
             task_id=data.pop("taskId", None),
-            workspace=WorkspaceReport(
-                WorktreeReport.from_json(data.pop("worktree", None)),
-                SandboxReport.from_json(data.pop("sandbox", None)),
-            ),
+            workspace=_workspace(data.pop("worktree", None), data.pop("sandbox", None)),
             status=status if status in ("completed", "failed") else None,
             error=data.pop("error", None),
             usage=usage,
@@ -141,6 +141,14 @@ def starts_background_run(args: dict[str, Any], record: DelegationRecord) -> boo
     """The ``Agent`` call that only starts a background run; the run itself is reported as
     its own block (``background``, ``toolCallId`` = the task id)."""
     return not record.background and args.get("run_in_background") is True
+
+
+def _workspace(worktree: object, sandbox: object) -> WorkspaceReport | None:
+    if worktree is None and sandbox is None:
+        return None
+    from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
+
+    return WorkspaceReport(WorktreeReport.from_json(worktree), SandboxReport.from_json(sandbox))
 
 
 def _int(value: Any) -> int:

@@ -98,6 +98,19 @@ class SubagentHost:
     max_concurrent: int = DEFAULT_MAX_CONCURRENT
     _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _running: int = field(default=0, init=False, repr=False)
+    _endings: set[asyncio.Future[None]] = field(default_factory=set, init=False, repr=False)
+
+    def after_return(self, ending: asyncio.Future[None]) -> None:
+        """Work a delegation left running once its result was returned (an unchanged
+        worktree's removal): ``settle`` waits for it."""
+        self._endings.add(ending)
+        ending.add_done_callback(self._endings.discard)
+
+    async def settle(self) -> None:
+        """Wait for what delegations left running (the session's turn end does): nothing
+        stays behind a turn that has ended."""
+        while self._endings:
+            await asyncio.wait(set(self._endings))
 
     @contextlib.asynccontextmanager
     async def slot(self, report: Callable[[str], None]) -> AsyncIterator[None]:
@@ -284,7 +297,8 @@ async def run_delegation(
             # What it cost so far, also when it was stopped (a stopped run's notice reports it).
             usage = conversation.usage
             record.usage = RunUsage(usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms())
-            await workspace.finish()
+            # A foreground run's result need not wait for an unchanged worktree's removal.
+            await workspace.finish(None if delegation.background else host.after_return)
         answers = conversation.messages[len(setup.history) :]
         result = delegation_outcome(delegation, record, answers, error, bridge.tracker, setup)
         return SubagentRun(record.subagent_id, result, record.usage)
@@ -388,7 +402,7 @@ def delegation_outcome(
     record.error = error
     done = "Done, maxTurns reached" if record.max_turns_reached else "Done"
     record.summary = tracker.summary("Failed" if result.is_error else done)
-    where = record.workspace.summary
+    where = record.worktree_summary
     if where and delegation.report_worktree:
         result.content += "\n\n" + where
     if delegation.definition is not None:

@@ -215,6 +215,35 @@ async def finish_isolated_worktree(
     return await asyncio.shield(asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox))
 
 
+async def finish_isolated_worktree_soon(
+    wt: IsolatedWorktree,
+    *,
+    manager: WorktreeManager | None = None,
+    sandbox: Confinement | None = None,
+) -> tuple[WorktreeOutcome, asyncio.Future[None] | None]:
+    """``finish_isolated_worktree``, returning as soon as the rule has decided: removing an
+    unchanged worktree (git's remove, its branch, its record) goes on in a thread, which
+    the future returned beside the outcome ends with (None: nothing left to do). A
+    removal that fails then is logged; the worktree stays, as ``wave/worktrees/list`` shows."""
+    wm = manager or default_manager()
+    later: list[Callable[[], object]] = []
+    outcome = await asyncio.shield(asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox, later))
+    if not later:
+        return outcome, None
+
+    def rest() -> None:
+        for step in later:
+            try:
+                done = step()
+            except Exception:
+                log.exception("ending worktree %s failed", wt.path)
+                continue
+            if isinstance(done, WorktreeOutcome) and done.kept:
+                log.warning("worktree %s: %s", wt.path, done.summary)
+
+    return outcome, run_task(asyncio.to_thread(rest), "wave-worktree-remove")
+
+
 async def enter_session_worktree(
     cwd: Path,
     name: str | None = None,
@@ -819,23 +848,37 @@ def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
 
 
 def finish_worktree_sync(
-    wt: IsolatedWorktree, manager: WorktreeManager, sandbox: Confinement | None = None
+    wt: IsolatedWorktree,
+    manager: WorktreeManager,
+    sandbox: Confinement | None = None,
+    later: list[Callable[[], object]] | None = None,
 ) -> WorktreeOutcome:
     """The blocking body of ``finish_isolated_worktree``: the keep/remove rule, then the
     run's ``sandbox`` closed. Every end of an isolated run comes here (its end, a stop, a
-    cancelled creation, a sandbox that could not be made)."""
+    cancelled creation, a sandbox that could not be made).
+
+    With ``later``, the removal of an unchanged worktree (and the sandbox's close after it)
+    is appended there instead of done: the outcome says it is removed, ``later`` removes it
+    (``finish_isolated_worktree_soon``)."""
     clock = PhaseClock()
     try:
-        outcome = _finish(wt, manager, clock)
+        outcome = _finish(wt, manager, clock, later)
     finally:
-        if sandbox is not None:
+        if sandbox is not None and later:
+            later.append(sandbox.close)
+        elif sandbox is not None:
             sandbox.close()
     outcome.timings = clock.phases
     log.debug("worktree %s ended: %s", wt.name, clock.text())
     return outcome
 
 
-def _finish(wt: IsolatedWorktree, manager: WorktreeManager, clock: PhaseClock) -> WorktreeOutcome:
+def _finish(
+    wt: IsolatedWorktree,
+    manager: WorktreeManager,
+    clock: PhaseClock,
+    later: list[Callable[[], object]] | None = None,
+) -> WorktreeOutcome:
     in_use.release(wt.path, wt.owner)
     # The record was written in the background: on disk when the run ends, kept or not.
     registry_file.settle(registry_file.record_path(wt.main_repo, wt.name))
@@ -851,6 +894,9 @@ def _finish(wt: IsolatedWorktree, manager: WorktreeManager, clock: PhaseClock) -
             return kept_outcome(wt, changes)
         if wt.hook_created:
             return _remove_by_hook(wt, changes)
+        if later is not None:
+            later.append(lambda: _remove_by_git(wt, manager, changes, force=False))
+            return removed_outcome(wt, changes)
         return _remove_by_git(wt, manager, changes, force=False, clock=clock)
     except Exception as error:  # WT-7: the run's result never depends on cleanup
         log.exception("finishing worktree %s failed", wt.path)
@@ -960,6 +1006,12 @@ def _remove_by_git(
     clock.lap("remove")
     registry_file.delete_record(wt.main_repo, wt.name)
     clock.lap("registry")
+    return removed_outcome(wt, changes)
+
+
+def removed_outcome(wt: IsolatedWorktree, changes: Changes) -> WorktreeOutcome:
+    """The outcome (and its summary) of a worktree git removed (WT-5)."""
+    branch = deletable_branch(wt)
     deleted = f"branch {branch} deleted" if branch else f"branch {wt.branch or '(none)'} kept"
     what = "changes discarded" if changes.has_changes else "no changes"
     files, commits = _counts(changes)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,11 +28,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from wave_ls.runtime.core import ToolContext
 from wave_ls.worktrees.model import IsolationError
-from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported by isolated runs only: an in-place one needs none of them
     from wave_ls.runtime.sandbox import Confinement
     from wave_ls.worktrees.isolation import IsolatedWorktree, WorktreeLaunch
+    from wave_ls.worktrees.report import WorkspaceReport
 
 T = TypeVar("T")
 
@@ -61,8 +62,8 @@ class Workspace:
     def __init__(
         self,
         context: ToolContext,
-        show: Callable[[WorkspaceReport], None],
-        report: WorkspaceReport,
+        show: Callable[[WorkspaceReport | None], None],
+        report: WorkspaceReport | None,
         launch: WorktreeLaunch | None = None,
         intro: str = "",
         intro_in_prompt: bool = True,
@@ -87,6 +88,8 @@ class Workspace:
         wt, box = await self._wait()
         if self._note and box.confined:
             box.note = self._note
+        from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
+
         self._report(WorkspaceReport(WorktreeReport.made(wt), SandboxReport.of(box)))
         self.context = dataclasses.replace(
             self.context,
@@ -115,11 +118,16 @@ class Workspace:
             raise error
         return await running
 
-    async def finish(self) -> WorkspaceReport:
+    async def finish(
+        self, after: Callable[[asyncio.Future[None]], None] | None = None
+    ) -> WorkspaceReport | None:
         """End the worktree by the keep/remove rule (never raises: WT-7) and report how.
 
-        A run stopped before its worktree was made does not wait for git's checkout: the
-        worktree is ended in the background once made (``abandon``)."""
+        With ``after``, the removal of an unchanged worktree goes on once this has returned
+        (the result need not wait for it): ``after`` gets its future, for whoever must see
+        it done (the parent's turn end). A run stopped before its worktree was made does not
+        wait for git's checkout: the worktree is ended in the background once made
+        (``abandon``)."""
         launch = self._launch
         if launch is None:
             return self.report
@@ -130,9 +138,19 @@ class Workspace:
             wt, box = await self._wait()
         except Exception:  # it could not be made: nothing to end (a cancellation goes on)
             return self.report
-        from wave_ls.worktrees.isolation import finish_isolated_worktree
+        from wave_ls.worktrees import isolation
+        from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
 
-        ended = await finish_isolated_worktree(wt, manager=launch.manager, sandbox=box)
+        if after is None or _stopping():
+            ended = await isolation.finish_isolated_worktree(
+                wt, manager=launch.manager, sandbox=box
+            )
+        else:
+            ended, removal = await isolation.finish_isolated_worktree_soon(
+                wt, manager=launch.manager, sandbox=box
+            )
+            if removal is not None:
+                after(removal)
         # Never silently unconfined: the summary says so too.
         summary = ended.summary if box.confined else f"{ended.summary}\n{box.note}"
         self._report(
@@ -157,7 +175,7 @@ class Workspace:
             self.abandon()
             raise
 
-    def _report(self, report: WorkspaceReport) -> None:
+    def _report(self, report: WorkspaceReport | None) -> None:
         self.report = report
         self._show(report)
 
@@ -165,7 +183,7 @@ class Workspace:
 async def open_workspace(
     request: WorkspaceRequest,
     ctx: ToolContext,
-    show: Callable[[WorkspaceReport], None] = lambda _report: None,
+    show: Callable[[WorkspaceReport | None], None] = lambda _report: None,
 ) -> Workspace:
     """The workspace of a run asked for by a tool call running in ``ctx``: in place (its
     caller's folder, write root and sandbox), or isolated in a worktree on its way. Raises
@@ -179,7 +197,9 @@ async def open_workspace(
         sandbox=ctx.sandbox,
     )
     if not request.isolated:
-        return Workspace(in_place, show, WorkspaceReport())
+        return Workspace(in_place, show, None)
+    from wave_ls.worktrees.report import WorkspaceReport, WorktreeReport
+
     try:
         launch = await _launch(request, ctx.cwd)
     except IsolationError as exc:
@@ -216,6 +236,28 @@ async def _launch(request: WorkspaceRequest, cwd: Path) -> WorktreeLaunch:
             finish_when_made(launch.ready, launch.manager)
             raise
     return launch
+
+
+_preloaded = False
+
+
+def preload_soon() -> None:
+    """Import the isolation code in a thread once the running loop is next free (the
+    first model request on its way): a delegation's launch then need not (~15 ms: every
+    fork is isolated, and any call may ask for a worktree). Outside a loop: nothing."""
+    global _preloaded
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if not _preloaded:
+        _preloaded = True
+        loop.call_soon(threading.Thread(target=_preload, name="wave-preload", daemon=True).start)
+
+
+def _preload() -> None:
+    import wave_ls.worktrees.isolation
+    import wave_ls.worktrees.report  # noqa: F401
 
 
 def _intro(wt: IsolatedWorktree) -> str:
