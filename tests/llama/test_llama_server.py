@@ -124,9 +124,9 @@ async def test_a_request_longer_than_the_window_is_compacted_and_sent_again(
         project,
         {"model": {"maxTokens": 32, "temperature": 0}, "context": {"windowTokens": 100_000}},
     )
-    # ~11 K tokens of plain words: with the ~7 K of the system prompt and tools, more than
+    # ~4.5 K tokens of plain words: with the ~7 K of the system prompt and tools, more than
     # the window (numbered words would be denser than the estimate: ~4 tokens each).
-    words = "The quick brown fox jumps over the lazy dog. " * 1_100
+    words = "The quick brown fox jumps over the lazy dog. " * 450
     async with wave_client(env_for(home, llama)) as client:
         sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
         first = await client.request("wave/chat/send", {"sessionId": sid, "text": "Say hi."})
