@@ -89,6 +89,14 @@ MAX_CONTINUATIONS = 1
 # A summary request refused for its length is sent again with half the conversation's text.
 SUMMARY_ATTEMPTS = 3
 MIN_SUMMARY_TOKENS = 256
+# An automatic compaction is not tried for less history than this (a summary of a few short
+# messages is as long as they are: 6,997 -> 7,016 tokens was seen).
+MIN_SUMMARISED_TOKENS = 400
+FUTILE_COMPACTION = (
+    "Compaction skipped: a summary would not make the conversation smaller ({before:,} "
+    "tokens now{summary}; the system prompt and tool definitions alone take {fixed:,}). "
+    "The conversation is unchanged."
+)
 TOOLS_DROPPED = (
     "The model endpoint {url} seems to ignore the tool definitions: it counted {prompt:,} "
     "prompt tokens for a request of about {estimate:,}, of which the tools alone are about "
@@ -224,6 +232,9 @@ class Conversation:
         self._broken: dict[str, str] = {}  # tool call id -> why it did not run (cut off)
         self._ratio = 1.0  # reported / estimated tokens of the last request (tokens.py)
         self._just_compacted = False  # no second automatic compaction before a round
+        # The tokens at an automatic compaction that could not help: none again until the
+        # conversation has grown by a summary's worth.
+        self._futile_at: int | None = None
         self._endpoint_checked = False  # the tools-dropped check runs once
 
     # ------------------------------------------------------------------ public
@@ -406,6 +417,10 @@ class Conversation:
                 break
         else:
             return Compaction(False, before, before)
+        if reason != "manual":
+            worth = chars_to_tokens(sum(message_chars(m) for m in summarised), self._ratio)
+            if worth < MIN_SUMMARISED_TOKENS:
+                return self._futile(before, fixed, None)
         # The summary is an answer like any: within model.maxTokens when one is set (but
         # never under MIN_SUMMARY_TOKENS).
         summary_tokens = policy.summary_tokens()
@@ -445,12 +460,25 @@ class Conversation:
         )
         after_chars = self._request_chars([marker, *self.messages[tail:]])
         after = chars_to_tokens(after_chars, self._ratio)
+        if after >= before:  # the summary is longer than what it would replace
+            return self._futile(before, fixed, chars_to_tokens(len(summary), self._ratio))
+        self._futile_at = None
         marker.meta["tokensAfter"] = after
         self.append(marker)
         self._just_compacted = True
         self.sink.emit(ContextUsage(after, window))
         log.info("compacted (%s): %d -> %d tokens, %d messages kept", reason, before, after, kept)
         return Compaction(True, before, after)
+
+    def _futile(self, before: int, fixed: int, summary: int | None) -> Compaction:
+        """A compaction that cannot make the request smaller: nothing changes, and the user
+        is told (an automatic one is not tried again until the conversation has grown)."""
+        self._futile_at = before
+        said = f", a summary of {summary:,}" if summary is not None else ""
+        text = FUTILE_COMPACTION.format(before=before, summary=said, fixed=fixed)
+        log.info("%s", text)
+        self.sink.emit(Notice("info", text))
+        return Compaction(False, before, before)
 
     def _max_tokens(self) -> int | None:
         value = self.config.params.get("max_tokens")
@@ -480,7 +508,9 @@ class Conversation:
         if policy is not None:
             await policy.window.ensure(self.config.model)
             limit = policy.limit(self._max_tokens())
-            if policy.auto_compact and not self._just_compacted and self.context_tokens() > limit:
+            tokens = self.context_tokens() if policy.auto_compact else 0
+            grown = self._futile_at is None or tokens > self._futile_at + policy.summary_tokens()
+            if policy.auto_compact and not self._just_compacted and grown and tokens > limit:
                 try:
                     await self.compact(reason="auto")
                 except ModelError as error:  # the round goes on; the endpoint may refuse it
