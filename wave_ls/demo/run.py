@@ -23,12 +23,14 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
+from pygls.io_ import run_async
 from pygls.lsp.client import LanguageClient
 from rich.console import Console
 from rich.markup import escape
@@ -81,6 +83,7 @@ class DemoClient(LanguageClient):
         self.notified = asyncio.Event()
         self.turns_ended = 0
         self.quiet = False  # interrupted: what still arrives is not shown
+        self.reading: asyncio.Task[None] | None = None  # the server's messages (start_server)
 
         @self.feature("wave/session/update")
         def on_update(params: dict[str, Any]) -> None:
@@ -95,6 +98,30 @@ class DemoClient(LanguageClient):
         @self.feature(types.WINDOW_SHOW_MESSAGE)
         def on_message(params: types.ShowMessageParams) -> None:
             self.console.print(f"[yellow]server: {escape(params.message)}[/]")
+
+    async def start_server(self, env: dict[str, str]) -> asyncio.subprocess.Process:
+        """Start ``wave-ls --stdio`` in its own process group and talk to it over its pipes
+        (pygls's ``start_io`` keeps the process to itself; the demo reads its stderr, waits
+        for it and stops it)."""
+        server = await asyncio.create_subprocess_exec(
+            *(sys.executable, "-m", "wave_ls", "--stdio"),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+        assert server.stdin is not None and server.stdout is not None
+        self.protocol.set_writer(server.stdin)
+        self.reading = asyncio.create_task(
+            run_async(
+                stop_event=threading.Event(),  # it ends with the server's output
+                reader=server.stdout,
+                protocol=self.protocol,
+                error_handler=self.report_server_error,
+            )
+        )
+        return server
 
     async def answer_permission(self, summary: str) -> dict[str, Any]:
         if not self.live:  # the demo's own script, in its throwaway repository
@@ -314,6 +341,9 @@ async def run_demo(
         client = DemoClient(console, live=live, ask=ask)
         stderr: list[str] = []
         stderr_task: asyncio.Task[None] | None = None
+        conversing: asyncio.Future[tuple[list[dict[str, Any]], dict[str, Any]]] | None = None
+        exited: asyncio.Future[int] | None = None
+        server: asyncio.subprocess.Process | None = None
         try:
             if not live:
                 script = Path(tmp) / "script.json"
@@ -330,16 +360,18 @@ async def run_demo(
                     title="wave-ls demo",
                 )
             )
-            await client.start_io(
-                sys.executable, "-m", "wave_ls", "--stdio", env=env, start_new_session=True
-            )
-            children.add(client._server)
-            stderr_task = asyncio.create_task(
-                drain(client._server.stderr if client._server else None, stderr)
-            )
-            outcome = await converse(client, console, project)
-            if client._server is not None:  # it was told to exit: let it settle
-                await asyncio.wait_for(client._server.wait(), 10)
+            server = await client.start_server(env)
+            children.add(server)
+            stderr_task = asyncio.create_task(drain(server.stderr, stderr))
+            conversing = asyncio.ensure_future(converse(client, console, project))
+            exited = asyncio.ensure_future(server.wait())
+            await asyncio.wait({conversing, exited}, return_when=asyncio.FIRST_COMPLETED)
+            if not conversing.done():  # the answers it waits for will never come
+                raise RuntimeError(
+                    f"Server process {server.pid} exited with return code: {server.returncode}"
+                )
+            outcome = conversing.result()
+            await asyncio.wait_for(exited, 10)  # it was told to exit: let it settle
         except asyncio.CancelledError:
             # Ctrl-C: nothing more is shown, and answers to the requests given up on are
             # not errors (pygls logs each as one).
@@ -347,9 +379,9 @@ async def run_demo(
             logging.getLogger("pygls").setLevel(logging.CRITICAL)
             raise
         finally:
-            if stderr_task is not None:
-                stderr_task.cancel()
-            server = client._server
+            for task in (stderr_task, conversing, exited, client.reading):
+                if task is not None:
+                    task.cancel()
             if server is not None and server.returncode is None:
                 if server.stdin is not None:  # end of input: the server closes its sessions
                     server.stdin.close()
