@@ -197,8 +197,21 @@ commands_from_characters = st.text(
 )
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(commands_from_pieces, commands_from_characters))
+def _put_in(shape: str, at: int, piece: str) -> str:
+    at %= len(shape) + 1
+    return shape[:at] + piece + shape[at:]
+
+
+shapes_with_a_piece_put_in = st.builds(
+    _put_in,
+    st.sampled_from(SHAPES),
+    st.integers(min_value=0),
+    st.sampled_from([*_PIECES, *"'\"\\`$ \n;&|(){}<>#=!*?[]-"]),
+)
+
+
+@settings(max_examples=900, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(commands_from_pieces, commands_from_characters, shapes_with_a_piece_put_in))
 def test_nothing_the_hand_written_check_refused_is_allowed(command: str) -> None:
     ok, reason = is_read_only_command(command)
     was_ok, was_reason = reference.is_read_only_command(command)

@@ -141,7 +141,6 @@ _MUTATING: dict[str, str] = {
 
 
 Checker = Callable[[list[Word]], "str | None"]
-_LEADING_KEYWORDS = frozenset({"if", "then", "else", "elif", "do", "while", "until", "!", "{"})
 
 
 def _words_problem(words: Sequence[Word], from_stdin: bool = False) -> str | None:
@@ -149,9 +148,7 @@ def _words_problem(words: Sequence[Word], from_stdin: bool = False) -> str | Non
     words = list(words)
     while words:
         first = words[0]
-        if not first.quoted and first.text in _LEADING_KEYWORDS:
-            words.pop(0)
-        elif _ASSIGNMENT.match(first.text):
+        if _ASSIGNMENT.match(first.text):
             if problem := _assignment_problem(first):
                 return problem
             words.pop(0)
@@ -161,8 +158,6 @@ def _words_problem(words: Sequence[Word], from_stdin: bool = False) -> str | Non
         return None
     name_word, args = words[0], words[1:]
     name = name_word.text
-    if not name_word.quoted and name in ("fi", "done", "}", "esac") and not args:
-        return None
     if not name_word.quoted and name == "for":
         return _for_problem(args)
     if not name_word.literal:

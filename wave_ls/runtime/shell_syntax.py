@@ -86,6 +86,7 @@ _CONTAINERS = _names(
 )
 _SUBSTITUTION = re.compile(rb"[`(]")  # "(": "$(", "<(", or a "(" bash may read otherwise
 _BARE_BACKQUOTE = re.compile(r"(?<!\\)(\\\\)*`")
+_ANSI_C = re.compile(r"\$'(\\.|[^\\'])*'", re.S)
 _SPECIAL_BARE = re.compile(r"[\\`\s*?\[$]")
 _KEYWORDS = _names("if then else elif fi do done while until for in select case esac")
 _BREAKS = frozenset(b" \t\n;&|()<>")
@@ -136,8 +137,8 @@ class _Reader:
         for leaf in _leaves(root):
             raw = self.source[at : leaf.start_byte]
             gap = raw.replace(b"\\\n", b"")
-            if gap.strip():
-                raise Unreadable(f"`{gap.strip().decode(errors='replace')}` cannot be read")
+            if gap.strip(b" \t\n"):  # "\r" is a blank to tree-sitter, a letter to bash
+                raise Unreadable(f"{gap.strip(b' ')!r} cannot be read")
             if (
                 raw
                 and not gap
@@ -181,6 +182,10 @@ class _Reader:
             if first is not None and first.type in ("!", "{") and not self._spaced(first.end_byte):
                 # "!x" and "{}" are words to bash (a command name), not "!" or a group.
                 raise Unreadable(f"the command `{self._text(node).split()[0]}` cannot be read")
+            last = node.children[-1] if node.children else None
+            if last is not None and last.type in ("}", ")") and not self._ends_word(last.end_byte):
+                # "{ ls; }2>&1": "}2" is one word to bash, the group is not closed.
+                raise Unreadable(f"`{last.type}` glued to a word cannot be read")
             for child in node.children:
                 self._statement(child)
         elif kind == "command":
@@ -217,6 +222,8 @@ class _Reader:
             self._statement(statement)
         simple = Simple()
         self._redirects(redirects, simple)
+        if simple.words:  # "{ ls; } < f ls": a syntax error to bash
+            raise Unreadable(f"`{simple.words[0].text}` after a redirection cannot be read")
         self.commands.append(simple)
 
     def _command(self, children: list[Node], redirects: list[Node]) -> None:
@@ -271,12 +278,18 @@ class _Reader:
         if opener != "[":  # "[[": not a program, its own syntax
             self.commands.append(Simple([_literal(opener)]))
             return
-        for inner in _descendants(node):
-            if not inner.is_named and set(inner.type) & {"<", ">"}:
+        for inner in _operators(node):
+            if set(inner.type) & {"<", ">"}:
                 # "[ a > b ]" runs "[" with its output redirected to the file "b".
                 raise Unreadable(f"`{inner.type}` inside `[ ... ]` is a redirection")
+            if set(inner.type) & set(";&|()"):
+                # an operator: bash ends the "[" command there ("[ -e /d&ev ]")
+                raise Unreadable(f"`{inner.type}` inside `[ ... ]` cannot be read")
         words = [self._word([w]) for w in _maximal_words(node)]
         self.commands.append(Simple([_literal("["), *words, _literal("]")]))
+
+    def _ends_word(self, at: int) -> bool:
+        return at >= len(self.source) or self.source[at] in _BREAKS
 
     def _spaced(self, at: int) -> bool:
         return self.source[at : at + 1] in (b" ", b"\t", b"\n")
@@ -346,9 +359,12 @@ class _Reader:
         elif kind == "ansi_c_string":
             # $'...': escapes are not decoded, so "\x72m" never reads as "rm", and the
             # word is not literal, so no checker trusts its text.
+            text = self._text(node)
+            if not _ANSI_C.fullmatch(text):  # "$'\'" is unterminated to bash
+                raise Unreadable(f"the quote `{text}` cannot be read")
             st.expansion(in_quotes=True)
             st.quoted = True
-            st.out.append(self._text(node))
+            st.out.append(text)
         elif kind in ("simple_expansion", "expansion"):
             st.expansion(in_double)
             self._expansion(node)
@@ -496,10 +512,13 @@ def _leaves(root: Node) -> Iterator[Node]:
             stack.extend(reversed(node.children))
 
 
-def _descendants(node: Node) -> Iterator[Node]:
+def _operators(node: Node) -> Iterator[Node]:
+    """The unnamed tokens under ``node``, outside the words (strings, substitutions)."""
     for child in node.children:
-        yield child
-        yield from _descendants(child)
+        if not child.is_named:
+            yield child
+        elif child.type not in _WORD_NODES:
+            yield from _operators(child)
 
 
 _WORD_NODES = _names(
