@@ -34,10 +34,17 @@ def shared_dir(tmp_path: Path) -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    """A small git repository."""
+@pytest.fixture(scope="session")
+def project_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository ``project`` copies, made once per run."""
     return init_repo(
-        tmp_path / "project",
+        tmp_path_factory.mktemp("project-template") / "project",
         {"README.md": "# demo\n", "src/app.py": "def answer():\n    return 41\n"},
     )
+
+
+@pytest.fixture
+def project(tmp_path: Path, project_template: Path) -> Path:
+    """A small git repository of its own (a copy: git init and a commit cost ~60 ms a
+    test, a copy ~13)."""
+    return Path(shutil.copytree(project_template, tmp_path / "project", symlinks=True))
