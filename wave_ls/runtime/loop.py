@@ -235,6 +235,9 @@ class Conversation:
         # The tokens at an automatic compaction that could not help: none again until the
         # conversation has grown by a summary's worth.
         self._futile_at: int | None = None
+        self._schemas_key: tuple[tuple[Tool, str], ...] | None = None
+        self._schemas: list[dict[str, Any]] = []
+        self._schemas_chars = 0  # request_chars of ``_schemas`` alone
         self._endpoint_checked = False  # the tools-dropped check runs once
 
     # ------------------------------------------------------------------ public
@@ -390,7 +393,16 @@ class Conversation:
         return request_chars(self._leading_messages(), view, self._tool_schemas())
 
     def _tool_schemas(self) -> list[dict[str, Any]]:
-        return [tool_schema(tool) for tool in self.config.tools]
+        """The tools as sent: the same list while the tools and their descriptions stay the
+        same (a description may be computed: the Agent tool's lists the agents), so that
+        neither the model client nor the token count serializes ~22 KB of schemas again
+        every round."""
+        key = tuple((tool, tool.description) for tool in self.config.tools)
+        if key != self._schemas_key:
+            self._schemas_key = key
+            self._schemas = [tool_schema(tool) for tool in self.config.tools]
+            self._schemas_chars = request_chars([], [], self._schemas)
+        return self._schemas
 
     async def compact(
         self, instructions: str | None = None, *, reason: str = "manual"
@@ -606,21 +618,25 @@ class Conversation:
         if policy is None:
             return
         without_tools = request_chars(self._leading_messages(), view, [])
-        tools_chars = request_chars([], [], tools)
+        if tools is self._schemas:
+            tools_chars = self._schemas_chars
+        else:
+            tools_chars = request_chars([], [], tools)
         ratio = calibrated(prompt, without_tools + tools_chars)
-        if not self._endpoint_checked:
-            self._endpoint_checked = True
-            self._check_endpoint(prompt, without_tools, tools_chars, response)
-        elif ratio is not None:
+        checked, self._endpoint_checked = self._endpoint_checked, True
+        # The first round's count calibrates only when the endpoint did read the tools.
+        read = checked or self._check_endpoint(prompt, without_tools, tools_chars, response)
+        if read and ratio is not None:
             self._ratio = ratio
         tokens = self.context_tokens()
         self.sink.emit(ContextUsage(tokens, policy.window.tokens))
 
     def _check_endpoint(
         self, prompt: int, without_tools: int, tools_chars: int, response: ModelResponse
-    ) -> None:
+    ) -> bool:
         """A server whose chat template has no tool support drops ``tools`` with HTTP 200:
-        its prompt count leaves them out, or the model writes calls as text."""
+        its prompt count leaves them out, or the model writes calls as text. False when
+        the count left them out."""
         url = getattr(self.client, "base_url", "") or "in use"
         if tools_ignored(prompt, without_tools, tools_chars):
             estimate = int((without_tools + tools_chars) / CHARS_PER_TOKEN)
@@ -629,15 +645,13 @@ class Conversation:
             )
             log.warning("%s", text)
             self.sink.emit(Notice("warning", text))
-            return
-        ratio = calibrated(prompt, without_tools + tools_chars)
-        if ratio is not None:
-            self._ratio = ratio
+            return False
         marker = next((m for m in TEXT_CALL_MARKERS if m in response.content), None)
         if marker is not None and not response.tool_calls and tools_chars:
             text = TEXT_TOOL_CALL.format(marker=marker)
             log.warning("%s", text)
             self.sink.emit(Notice("warning", text))
+        return True
 
     # ------------------------------------------------------------------ tools
 

@@ -105,6 +105,9 @@ class OpenAIModelClient:
         every_attempt = self.first_token_timeout * (max_retries + 1) + CONNECT_TIMEOUT
         self.deadline = max(DEFAULT_DEADLINE, every_attempt) if deadline is None else deadline
         self.unsupported: set[str] = set()  # optional parameters the endpoint rejected
+        # The last tool list sent and its encodable form: a conversation sends the same list
+        # while its tools do not change (Conversation._tool_schemas).
+        self._tools: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None = None
         self.names = names or SettingNames()  # how the user sets a value, for the messages
 
     @property
@@ -197,7 +200,9 @@ class OpenAIModelClient:
         # ``encodable``: text that UTF-8 cannot hold (lone surrogates) is escaped.
         body: dict[str, Any] = encodable({"messages": request.messages, **request.params})
         if request.tools:
-            body["tools"] = encodable(request.tools)
+            if self._tools is None or self._tools[0] is not request.tools:
+                self._tools = (request.tools, encodable(request.tools))
+            body["tools"] = self._tools[1]
         # The raw SSE lines are parsed here: building the SDK's pydantic chunk objects was a
         # third of the server's CPU per round with several subagents streaming at once.
         create = self._client().chat.completions.with_streaming_response.create
