@@ -33,7 +33,6 @@ STRICTER = {
     "{ ls; } 0<&-": "tree-sitter-bash reads no closed descriptor after a compound command",
     "(ls) 0<&-": "as above",
     "echo $[1]": "`$[...]` is arithmetic (deprecated), refused like `$((...))`",
-    "[ a < b ]": "`<` inside `[ ... ]` is an input redirection from `b` (it was read as text)",
     # A line continuation inside a word ("-\\<newline>i" is "-i" to bash): tree-sitter
     # takes it for a blank, so where its two sides would be one word it is refused.
     **dict.fromkeys(

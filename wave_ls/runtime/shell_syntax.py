@@ -269,24 +269,18 @@ class _Reader:
 
     def _test(self, node: Node) -> None:
         first, last = node.children[0], node.children[-1]
-        opener = first.type
+        if first.type != "[":  # "[[": not a program, its own syntax
+            self.commands.append(Simple([_literal(first.type)]))
+            return
         if not (self._spaced(first.end_byte) and self._spaced(last.start_byte - 1)):
             # "[a]" is a glob bash runs as a command name, not a test.
             raise Unreadable(f"the command name `{self._text(node)}` is only known at run time")
-        if b"\n" in self.source[node.start_byte : node.end_byte].replace(b"\\\n", b""):
-            raise Unreadable(f"a newline inside `{opener} ... ]` cannot be read")
-        if opener != "[":  # "[[": not a program, its own syntax
-            self.commands.append(Simple([_literal(opener)]))
-            return
-        for inner in _operators(node):
-            if set(inner.type) & {"<", ">"}:
-                # "[ a > b ]" runs "[" with its output redirected to the file "b".
-                raise Unreadable(f"`{inner.type}` inside `[ ... ]` is a redirection")
-            if set(inner.type) & set(";&|()"):
-                # an operator: bash ends the "[" command there ("[ -e /d&ev ]")
-                raise Unreadable(f"`{inner.type}` inside `[ ... ]` cannot be read")
-        words = [self._word([w]) for w in _maximal_words(node)]
-        self.commands.append(Simple([_literal("["), *words, _literal("]")]))
+        # "[" is a program like any other: tree-sitter reads its operands as an expression
+        # ("$X /dev/tcp/h" a division, "a > b" a comparison), bash as words and
+        # redirections. Read again as the same command named "test", which tree-sitter
+        # reads as bash does.
+        inner = self.source[first.end_byte : node.end_byte].decode("utf-8", "surrogatepass")
+        self.commands.extend(_Reader("test" + inner).commands)
 
     def _ends_word(self, at: int) -> bool:
         return at >= len(self.source) or self.source[at] in _BREAKS
@@ -510,33 +504,6 @@ def _leaves(root: Node) -> Iterator[Node]:
             yield node
         else:
             stack.extend(reversed(node.children))
-
-
-def _operators(node: Node) -> Iterator[Node]:
-    """The unnamed tokens under ``node``, outside the words (strings, substitutions)."""
-    for child in node.children:
-        if not child.is_named:
-            yield child
-        elif child.type not in _WORD_NODES:
-            yield from _operators(child)
-
-
-_WORD_NODES = _names(
-    "word number string raw_string ansi_c_string translated_string concatenation "
-    "simple_expansion expansion command_substitution process_substitution arithmetic_expansion "
-    "test_operator regex extglob_pattern"
-)
-
-
-def _maximal_words(node: Node) -> Iterator[Node]:
-    """The outermost word-like nodes under ``node`` (the operands of ``[ ... ]``)."""
-    for child in node.children:
-        if child.type in ("test_operator", "regex", "extglob_pattern"):
-            continue
-        if child.type in _WORD_NODES:
-            yield child
-        else:
-            yield from _maximal_words(child)
 
 
 def _syntax_error(text: str) -> str:
