@@ -87,7 +87,7 @@ _CONTAINERS = _names(
 _SUBSTITUTION = re.compile(rb"[`(]")  # "(": "$(", "<(", or a "(" bash may read otherwise
 _BARE_BACKQUOTE = re.compile(r"(?<!\\)(\\\\)*`")
 _ANSI_C = re.compile(r"\$'(\\.|[^\\'])*'", re.S)
-_SPECIAL_BARE = re.compile(r"[\\`\s*?\[$]")
+_SPECIAL_BARE = re.compile(r"[\\`\s*?\[$;&|<>()]")
 _KEYWORDS = _names("if then else elif fi do done while until for in select case esac")
 _BREAKS = frozenset(b" \t\n;&|()<>")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
@@ -291,6 +291,8 @@ class _Reader:
     def _for(self, node: Node) -> None:
         keyword = node.children[0].type
         words = [_literal(keyword)]
+        head = [c for c in node.children if c.type not in (";", "do_group", "comment")]
+        self._one_line(head)  # "for" and its name on one line (and here its words too)
         for child in node.children[1:]:
             if child.type == "do_group":
                 self.commands.append(Simple(words))
@@ -394,9 +396,10 @@ class _Reader:
             if (
                 before is not None
                 and before.type == "simple_expansion"
-                and self.source[child.start_byte : child.start_byte + 1] == b"("
+                and self.source[child.start_byte : child.start_byte + 1] in (b"(", b"{")
             ):
-                raise Unreadable(f"`{self._text(before)}(` cannot be read")  # "$$((..."
+                glued = self._text(before) + self._text(child)[:1]
+                raise Unreadable(f"`{glued}` cannot be read")  # "$$((...": not "$(("
             if child.start_byte > at:  # text the tree gives to no child
                 gap = self.source[at : child.start_byte].decode("utf-8", "surrogatepass")
                 if in_double:
@@ -463,8 +466,8 @@ class _Reader:
                 continue
             if c == "`":
                 raise Unreadable("a backquote that cannot be read")
-            if c in " \t\n":  # tree-sitter can take a newline into a word; bash ends there
-                raise Unreadable("a word that spans a blank cannot be read")
+            if c in " \t\n;&|<>()":  # tree-sitter can take "\n" into a word; bash ends it
+                raise Unreadable(f"a word that holds `{c}` unquoted cannot be read")
             if c in "*?" or (c == "[" and "]" in rest[i:]):
                 st.expansion(in_quotes=bool("".join(st.out)))
             elif c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1):
