@@ -6,39 +6,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from wave_ls.runtime.tool_names import TOOL_NAMES, WaveTool
+
 if TYPE_CHECKING:
     from wave_ls.agents.definition import AgentDefinition
 
-# The model-facing tool names of PROTOCOL.md: the registered tools' own names (``session_tools``
-# and ``Agent``, from layers this one cannot import; tests/test_tool_targets.py checks that
-# they are the same). The order is the one tool summaries list them in.
-ALL_TOOL_NAMES: tuple[str, ...] = (
-    "Read",
-    "Write",
-    "Edit",
-    "Bash",
-    "Grep",
-    "Glob",
-    "WebFetch",
-    "WebSearch",
-    "Skill",
-    "LSP",
-    "Agent",
-    "TaskCreate",
-    "TaskGet",
-    "TaskUpdate",
-    "TaskList",
-    "TaskOutput",
-    "TaskStop",
-    "EnterWorktree",
-    "ExitWorktree",
-    "ExitPlanMode",
-    "Artifact",
-)
+# The model-facing tool names of PROTOCOL.md: the names the registered tools take their own
+# from (``Agent`` and the task and worktree tools live in layers this one cannot import;
+# tests/test_tool_targets.py checks that every name has its tool). The order is the one tool
+# summaries list them in.
+ALL_TOOL_NAMES: tuple[str, ...] = TOOL_NAMES
 
 # One level of nesting only, and the task list belongs to the main agent.
 NEVER_FOR_SUBAGENTS: frozenset[str] = frozenset(
-    {"Agent", "TaskCreate", "TaskGet", "TaskUpdate", "TaskList"}
+    tool.value
+    for tool in (
+        WaveTool.AGENT,
+        WaveTool.TASK_CREATE,
+        WaveTool.TASK_GET,
+        WaveTool.TASK_UPDATE,
+        WaveTool.TASK_LIST,
+    )
 )
 
 # In a whitelist, "*" means every tool (Claude Code's spelling).

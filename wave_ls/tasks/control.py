@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str
 from wave_ls.tasks.manager import BackgroundTasks
 from wave_ls.tasks.model import TaskInfo, UnknownTask
@@ -139,7 +140,7 @@ def format_task_output(info: TaskInfo, retrieval: str, output: str) -> str:
 class TaskOutputTool:
     """Reads a background task's output, waiting for it to end when asked."""
 
-    name = "TaskOutput"
+    name = WaveTool.TASK_OUTPUT.value
     description = TASK_OUTPUT_DESCRIPTION
     parameters = TASK_OUTPUT_PARAMETERS
     effect: Effect = "session"
@@ -171,7 +172,7 @@ class TaskOutputTool:
 class TaskStopTool:
     """Stops a running background task."""
 
-    name = "TaskStop"
+    name = WaveTool.TASK_STOP.value
     description = TASK_STOP_DESCRIPTION
     parameters = TASK_STOP_PARAMETERS
     effect: Effect = "session"

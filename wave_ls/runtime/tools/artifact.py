@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.write import count_lines
 
@@ -46,7 +47,7 @@ PARAMETERS: dict[str, Any] = {
 class ArtifactTool:
     """Stores an artifact for the UI (see ``DESCRIPTION``)."""
 
-    name = "Artifact"
+    name = WaveTool.ARTIFACT.value
     description = DESCRIPTION
     effect: Effect = "session"  # touches no file or process
     kind: ToolKind = "other"

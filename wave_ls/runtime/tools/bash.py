@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.processes import spawn_bash, stop_group
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_bool, optional_int, optional_str, require_str
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ PARAMETERS: dict[str, Any] = {
 class BashTool:
     """Runs a shell command (see ``DESCRIPTION``)."""
 
-    name = "Bash"
+    name = WaveTool.BASH.value
     description = DESCRIPTION
     effect: Effect = "execute"
     kind: ToolKind = "execute"

@@ -9,6 +9,7 @@ from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.text import readable
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_bool, require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path, missing_file_message
 from wave_ls.runtime.tools.preview import change_preview
@@ -163,7 +164,7 @@ PARAMETERS: dict[str, Any] = {
 class EditTool:
     """Replaces text in a file (see ``DESCRIPTION``)."""
 
-    name = "Edit"
+    name = WaveTool.EDIT.value
     description = DESCRIPTION
     effect: Effect = "edit"
     kind: ToolKind = "edit"

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_str, require_str
 from wave_ls.runtime.tools.paths import display_paths
 from wave_ls.runtime.walk import PatternSet, WalkOptions, expand_braces, walk_files
@@ -87,7 +88,7 @@ PARAMETERS: dict[str, Any] = {
 class GlobTool:
     """Finds files by glob pattern (see ``DESCRIPTION``)."""
 
-    name = "Glob"
+    name = WaveTool.GLOB.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "search"

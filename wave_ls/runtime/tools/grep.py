@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import (
     optional_bool,
     optional_choice,
@@ -164,7 +165,7 @@ class GrepTool:
     search; True requires ``rg``.
     """
 
-    name = "Grep"
+    name = WaveTool.GREP.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "search"

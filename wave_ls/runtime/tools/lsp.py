@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_int, optional_str, require_str
 from wave_ls.runtime.tools.paths import display_path
 
@@ -134,7 +135,7 @@ PARAMETERS: dict[str, Any] = {
 class LspTool:
     """Asks the editor's code intelligence (see ``DESCRIPTION``)."""
 
-    name = "LSP"
+    name = WaveTool.LSP.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "search"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import require_str
 
 DESCRIPTION = """\
@@ -40,7 +41,7 @@ PARAMETERS: dict[str, Any] = {
 class ExitPlanModeTool:
     """Presents the plan for approval (see ``DESCRIPTION``)."""
 
-    name = "ExitPlanMode"
+    name = WaveTool.EXIT_PLAN_MODE.value
     description = DESCRIPTION
     effect: Effect = "session"  # it must stay callable in plan mode
     kind: ToolKind = "other"

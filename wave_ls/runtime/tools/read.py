@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_int, require_str
 from wave_ls.runtime.tools.paths import display_path, missing_file_message
 
@@ -93,7 +94,7 @@ PARAMETERS: dict[str, Any] = {
 class ReadTool:
     """Reads a text file (see ``DESCRIPTION``)."""
 
-    name = "Read"
+    name = WaveTool.READ.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "read"

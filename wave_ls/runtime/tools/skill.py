@@ -14,6 +14,7 @@ from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.frontmatter import FrontmatterError, optional_frontmatter
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_str, require_str
 
 log = logging.getLogger(__name__)
@@ -125,7 +126,7 @@ PARAMETERS: dict[str, Any] = {
 class SkillTool:
     """Loads a skill's instructions (see ``DESCRIPTION``)."""
 
-    name = "Skill"
+    name = WaveTool.SKILL.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "other"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_str, optional_str_list, require_str
 
 Status = Literal["pending", "in_progress", "completed", "deleted"]
@@ -126,7 +127,7 @@ TASK_CREATE_PARAMETERS: dict[str, Any] = {
 
 
 class TaskCreateTool:
-    name = "TaskCreate"
+    name = WaveTool.TASK_CREATE.value
     effect: Effect = "session"  # the session's own list; no file or process is touched
     kind: ToolKind = "think"
     key_argument: str | None = "subject"
@@ -163,7 +164,7 @@ TASK_GET_PARAMETERS: dict[str, Any] = {
 
 
 class TaskGetTool:
-    name = "TaskGet"
+    name = WaveTool.TASK_GET.value
     effect: Effect = "session"
     kind: ToolKind = "think"
     key_argument: str | None = "taskId"
@@ -232,7 +233,7 @@ TASK_UPDATE_PARAMETERS: dict[str, Any] = {
 
 
 class TaskUpdateTool:
-    name = "TaskUpdate"
+    name = WaveTool.TASK_UPDATE.value
     effect: Effect = "session"
     kind: ToolKind = "think"
     key_argument: str | None = "taskId"
@@ -314,7 +315,7 @@ TASK_LIST_PARAMETERS: dict[str, Any] = {
 
 
 class TaskListTool:
-    name = "TaskList"
+    name = WaveTool.TASK_LIST.value
     effect: Effect = "session"
     kind: ToolKind = "think"
     key_argument: str | None = None

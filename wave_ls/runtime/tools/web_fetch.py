@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_str, require_str
 
 MAX_BYTES = 2 * 1024 * 1024
@@ -139,7 +140,7 @@ PARAMETERS: dict[str, Any] = {
 class WebFetchTool:
     """Fetches a web page as text (see ``DESCRIPTION``)."""
 
-    name = "WebFetch"
+    name = WaveTool.WEB_FETCH.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "fetch"

@@ -18,6 +18,7 @@ from urllib.parse import quote_plus, urlsplit
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
 from wave_ls.runtime.services import SearchProvider
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_str_list, require_str
 from wave_ls.runtime.tools.web_fetch import check_url, fetch
 
@@ -136,7 +137,7 @@ PARAMETERS: dict[str, Any] = {
 class WebSearchTool:
     """Searches the web (see ``DESCRIPTION``)."""
 
-    name = "WebSearch"
+    name = WaveTool.WEB_SEARCH.value
     description = DESCRIPTION
     effect: Effect = "read"
     kind: ToolKind = "fetch"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import require_str
 from wave_ls.runtime.tools.paths import check_writable, display_path
 from wave_ls.runtime.tools.preview import change_preview
@@ -126,7 +127,7 @@ PARAMETERS: dict[str, Any] = {
 class WriteTool:
     """Creates or overwrites a file (see ``DESCRIPTION``)."""
 
-    name = "Write"
+    name = WaveTool.WRITE.value
     description = DESCRIPTION
     effect: Effect = "edit"
     kind: ToolKind = "edit"
