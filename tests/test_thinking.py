@@ -15,6 +15,7 @@ from acp.helpers import text_block
 from tests.support.acp_client import acp_agent
 from tests.support.fake_model import FakeModelServer, reply, route
 from tests.support.lsp import server_env, wave_client
+from wave_ls.server.updates import Coalescer
 
 THOUGHT = "The user greets me; a short greeting back will do. No tools are needed here."
 ANSWER = "Hello there!"
@@ -96,3 +97,17 @@ async def test_reasoning_is_an_agent_thought_over_acp_live_and_when_loaded(
         assert history[1]["content"]["text"] == THOUGHT
         assert history[2]["content"]["text"] == ANSWER
     assert "greeting back" not in sent_to_the_model(fake_model)
+
+
+async def test_thinking_held_back_by_the_pacing_is_sent_before_the_answer() -> None:
+    sent: list[dict[str, Any]] = []
+    coalescer = Coalescer(sent.append, 20.0)  # a send per kind every 50 ms
+    coalescer.push({"kind": "thinkingDelta", "delta": "Let me "})
+    coalescer.push({"kind": "thinkingDelta", "delta": "think."})  # held back
+    coalescer.push({"kind": "assistantDelta", "delta": "Hi."})
+    coalescer.flush()
+    assert [(u["kind"], u["delta"]) for u in sent] == [
+        ("thinkingDelta", "Let me "),
+        ("thinkingDelta", "think."),
+        ("assistantDelta", "Hi."),
+    ]

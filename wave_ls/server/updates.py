@@ -101,6 +101,8 @@ class Coalescer:
             self.flush()
             self.send(update)
             return
+        if key == "assistant" and "thinking" in self.pending:
+            self._flush_key("thinking")  # the thinking held back comes before the answer
         if key in self.pending:
             self.pending[key] = merge(self.pending[key], update)
             return
