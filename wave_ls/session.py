@@ -385,12 +385,18 @@ class AgentSession:
             self.conversation.config.reply_prefix = options.reply_prefix
         mode = self.permission_mode
         chosen: str = self.conversation.upcoming("model")
+        self._record_config(permission_mode=permission_mode, model=model)
+        return mode, chosen
+
+    def _record_config(
+        self, *, permission_mode: PermissionMode | None = None, model: str | None = None
+    ) -> None:
+        """Keep a switch of mode or model in the transcript (a resume reads the last one)."""
         if self.transcript is not None and (permission_mode or model):
             changed = {"permissionMode": permission_mode, "model": model}
             self.transcript.write_record(
                 {"type": "config", **{k: v for k, v in changed.items() if v is not None}}
             )
-        return mode, chosen
 
     def cancel_turn(self) -> bool:
         """Cancel the running turn, whoever started it (the user, or the session itself for
@@ -520,6 +526,7 @@ class PlanModeExit:
         decision = await conversation.asker.ask(request)
         if decision.allowed:
             conversation.set_permission_mode("default")
+            self.session._record_config(permission_mode="default")  # a resume keeps it
         return decision.allowed
 
 
