@@ -379,10 +379,7 @@ class AgentSession:
         that will be in force are returned and kept in the transcript (a resume keeps them)."""
         self.conversation.reconfigure(permission_mode=permission_mode, model=model)
         if model:  # its own ``model.byModel`` settings, from the same round
-            options = load_model_options(self.cwd, self.home, model)
-            self.conversation.config.params = options.params()
-            self.conversation.config.tool_choice = options.tool_choice
-            self.conversation.config.reply_prefix = options.reply_prefix
+            self.conversation.use_model_options(load_model_options(self.cwd, self.home, model))
         mode = self.permission_mode
         chosen: str = self.conversation.upcoming("model")
         self._record_config(permission_mode=permission_mode, model=model)

@@ -74,7 +74,7 @@ from wave_ls.runtime.core import (
     tool_schema,
 )
 from wave_ls.runtime.cut_off import CONTINUE_TEXT, repair_calls
-from wave_ls.runtime.model_settings import forcing
+from wave_ls.runtime.model_settings import ModelOptions, forcing
 from wave_ls.runtime.permissions import decide, permission_summary
 from wave_ls.runtime.sandbox import Confinement, cuts_network, without_network
 from wave_ls.runtime.tools import find_tool
@@ -288,6 +288,13 @@ class Conversation:
         needs no approval outside plan mode."""
         self.context = dataclasses.replace(self.context, sandbox=sandbox)
         self.config.sandbox_auto_allow = sandbox is not None
+
+    def use_model_options(self, options: ModelOptions) -> None:
+        """Send ``options`` (a model's own settings: request parameters, ``tool_choice``, the
+        reply prefix) with the next requests."""
+        self.config.params = options.params()
+        self.config.tool_choice = options.tool_choice
+        self.config.reply_prefix = options.reply_prefix
 
     def _apply_pending(self) -> None:
         for name, value in self._pending.items():
