@@ -15,7 +15,7 @@ from tests import test_isolation_lifecycle as lifecycle
 from tests.support.git_repos import git
 from wave_ls.runtime.core import ToolContext
 from wave_ls.subagents.record import DelegationRecord
-from wave_ls.worktrees import IsolationError, WorktreeManager, create_isolated_worktree
+from wave_ls.worktrees import IsolationError, WorktreeManager, create_isolated_worktree, layout
 from wave_ls.worktrees.isolation import finish_isolated_worktree
 from wave_ls.worktrees.report import SandboxReport, WorkspaceReport, WorktreeReport
 from wave_ls.worktrees.workspace import WorkspaceRequest, open_workspace
@@ -162,3 +162,23 @@ async def test_reading_back_odd_details_never_fails() -> None:
 
 async def _value(value: int) -> int:
     return value
+
+
+def test_origin_default_branch_is_read_from_the_ref_files_as_dulwich_reads_it(
+    repo: Path,
+) -> None:
+    common = repo / ".git"
+    dulwich = WorktreeManager(git_available=False).dulwich
+    assert (
+        layout.origin_default_branch(common)
+        == (True, "main")
+        == (True, dulwich.default_branch(repo))
+    )
+    git(repo, "pack-refs", "--all")
+    (common / "refs" / "remotes" / "origin" / "HEAD").unlink()
+    assert layout.origin_default_branch(common) == (True, "main")  # origin/main, packed
+    assert dulwich.default_branch(repo) == "main"
+    git(repo, "update-ref", "-d", "refs/remotes/origin/main")
+    assert (
+        layout.origin_default_branch(common) == (True, None) == (True, dulwich.default_branch(repo))
+    )

@@ -15,7 +15,6 @@ from wave_ls.subagents.background import start_in_background
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, new_instance_id, run_delegation
 from wave_ls.worktrees.model import IsolationError
-from wave_ls.worktrees.workspace import preload_soon
 
 AGENT_TOOL = "Agent"
 
@@ -122,8 +121,6 @@ class AgentTool:
     @property
     def description(self) -> str:
         catalog = self.host.catalog()  # the same object while nothing changed on disk
-        if self._described is None:  # the first request is being made
-            preload_soon()
         if self._described is None or self._described[0] is not catalog:
             self._described = (catalog, agent_tool_description(catalog))
         return self._described[1]

@@ -14,7 +14,9 @@ Rules (SPEC section 6, ``reference/worktree.md``; decisions in ``docs/worktrees.
 - End (``finish_isolated_worktree``): nothing changed -> folder and ``worktree-<name>``
   deleted (WT-5); changes or no way to tell -> kept and reported (WT-6, WT-8); a failed
   cleanup is reported, never raised (WT-7). Hook-made ones are removed by the
-  ``WorktreeRemove`` hooks only, or kept with a warning.
+  ``WorktreeRemove`` hooks only, or kept with a warning. ``finish_isolated_worktree_soon``
+  returns once the rule has decided, and removes an unchanged one after (issue 30).
+  Every end of an isolated run goes through ``finish_worktree_sync``.
 
 Every blocking step runs in a thread; creation finishes even when its caller is cancelled,
 and then removes its worktree again if it changed nothing.
@@ -357,10 +359,14 @@ def _made_and_confined(
 ) -> tuple[IsolatedWorktree, Confinement]:
     wt = make()
     try:
-        return wt, confine_isolated_worktree(wt)
+        made = wt, confine_isolated_worktree(wt)
     except BaseException:
         finish_worktree_sync(wt, manager)  # nothing ran in it: the rule removes it
         raise
+    # dulwich (~25 ms of imports) removes it at the end: loaded here, while the agent
+    # works, not beside the parent's next request.
+    _ = manager.dulwich
+    return made
 
 
 def confine_isolated_worktree(wt: IsolatedWorktree) -> Confinement:

@@ -184,6 +184,26 @@ def ref_exists(common: Path, ref: str) -> bool | None:
     return any(line.endswith(wanted) for line in data.splitlines())
 
 
+def origin_default_branch(common: Path) -> tuple[bool, str | None]:
+    """``(known, branch)``: origin's default branch from the ref files (the symref
+    ``refs/remotes/origin/HEAD``, else ``main`` or ``master`` under ``refs/remotes/origin``,
+    as dulwich's lookup); ``known`` False when the files cannot say (reftable, odd refs)."""
+    prefix = "refs/remotes/origin/"
+    head = read_small_file(common / prefix / "HEAD")
+    if head is not None:
+        target = head.strip()
+        if not target.startswith(b"ref: " + prefix.encode()) or b"\0" in target:
+            return False, None
+        return True, target[len(b"ref: " + prefix.encode()) :].decode("utf-8", "replace")
+    for name in ("main", "master"):
+        found = ref_exists(common, prefix + name)
+        if found is None:
+            return False, None
+        if found:
+            return True, name
+    return True, None
+
+
 def not_regular(path: Path) -> bool:
     """``path`` exists and is not a regular file (symlinks followed): reading it could
     block (a FIFO) or never end (a device)."""

@@ -9,8 +9,10 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
+from wave_ls.runtime import git_dirs
+from wave_ls.worktrees import layout
 from wave_ls.worktrees.git_cli import GitCliBackend
 from wave_ls.worktrees.inspection import WorktreeDirs
 from wave_ls.worktrees.model import (
@@ -19,8 +21,12 @@ from wave_ls.worktrees.model import (
     PathLike,
     WorktreeBackend,
     WorktreeDiff,
+    WorktreeError,
     WorktreeInfo,
 )
+
+if TYPE_CHECKING:
+    from wave_ls.worktrees.dulwich_backend import DulwichBackend
 
 Operation = Literal[
     "main_repo", "default_branch", "create", "changes", "diff", "remove", "list", "ensure_excluded"
@@ -54,26 +60,42 @@ class WorktreeManager:
     ) -> None:
         if git_available is None:
             git_available = shutil.which("git") is not None
-        # dulwich costs ~25 ms to import: paid at the first worktree operation, not at start.
-        from wave_ls.worktrees.dulwich_backend import DulwichBackend
-
-        self.dulwich = DulwichBackend()
+        self._dulwich: DulwichBackend | None = None
         self.git: GitCliBackend | None = GitCliBackend() if git_available else None
         self.prefer: dict[Operation, BackendName] = {**PREFERRED, **(prefer or {})}
 
+    @property
+    def dulwich(self) -> DulwichBackend:
+        """The pure-Python backend, made at its first use: dulwich costs ~25 ms to import,
+        which a delegation's launch (its plan needs no dulwich) should not pay."""
+        if self._dulwich is None:
+            from wave_ls.worktrees.dulwich_backend import DulwichBackend
+
+            self._dulwich = DulwichBackend()
+        return self._dulwich
+
     def backend_for(self, operation: Operation) -> WorktreeBackend:
-        if self.prefer[operation] == "git" and self.git is not None:
-            return self.git
-        return self.dulwich
+        return self.git if self.backend_for_name(operation) == "git" and self.git else self.dulwich
+
+    def backend_for_name(self, operation: Operation) -> BackendName:
+        return "git" if self.prefer[operation] == "git" and self.git is not None else "dulwich"
 
     def choices(self) -> dict[str, str]:
         """Which backend runs each operation here (for logs and the benchmark)."""
         return {op: self.backend_for(op).name for op in self.prefer}
 
     def main_repo(self, path: PathLike) -> Path | None:
+        if self._from_files("main_repo"):
+            return git_dirs.main_repo_of(path)  # the dulwich backend's own lookup
         return self.backend_for("main_repo").main_repo(path)
 
     def default_branch(self, repo: PathLike) -> str | None:
+        main = git_dirs.main_repo_of(repo)
+        common = git_dirs.common_dir_of(main) if main is not None else None
+        if common is not None:
+            known, branch = layout.origin_default_branch(common)  # no dulwich import
+            if known:
+                return branch
         return self.backend_for("default_branch").default_branch(repo)
 
     def create(self, repo: PathLike, path: PathLike, branch: str, base_ref: str) -> WorktreeInfo:
@@ -105,4 +127,17 @@ class WorktreeManager:
         return self.backend_for("list").list(repo)
 
     def ensure_excluded(self, repo: PathLike, pattern: str = DEFAULT_EXCLUDE) -> None:
-        self.backend_for("ensure_excluded").ensure_excluded(repo, pattern)
+        if not self._from_files("ensure_excluded"):
+            self.backend_for("ensure_excluded").ensure_excluded(repo, pattern)
+            return
+        main = git_dirs.main_repo_of(repo)  # as the dulwich backend does
+        common = git_dirs.common_dir_of(main) if main is not None else None
+        if common is None:
+            raise WorktreeError(f"{repo} is not inside a git repository")
+        layout.add_exclude(common, pattern)
+
+    def _from_files(self, operation: Operation) -> bool:
+        """Whether ``operation`` goes to the dulwich backend, whose lookups of this kind
+        read git's files and need no dulwich: done here, so a delegation's plan does not
+        import it."""
+        return self.backend_for_name(operation) == "dulwich"

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -236,28 +235,6 @@ async def _launch(request: WorkspaceRequest, cwd: Path) -> WorktreeLaunch:
             finish_when_made(launch.ready, launch.manager)
             raise
     return launch
-
-
-_preloaded = False
-
-
-def preload_soon() -> None:
-    """Import the isolation code in a thread once the running loop is next free (the
-    first model request on its way): a delegation's launch then need not (~15 ms: every
-    fork is isolated, and any call may ask for a worktree). Outside a loop: nothing."""
-    global _preloaded
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        return
-    if not _preloaded:
-        _preloaded = True
-        loop.call_soon(threading.Thread(target=_preload, name="wave-preload", daemon=True).start)
-
-
-def _preload() -> None:
-    import wave_ls.worktrees.isolation
-    import wave_ls.worktrees.report  # noqa: F401
 
 
 def _intro(wt: IsolatedWorktree) -> str:
