@@ -65,6 +65,7 @@ from wave_ls.runtime.core import (
     ToolCall,
     ToolContext,
     ToolError,
+    ToolKind,
     ToolResult,
     TurnEnded,
     Usage,
@@ -691,7 +692,7 @@ class Conversation:
         for call, result in zip(batch, results, strict=True):
             # What the tool block showed stays with the result in the history (the model
             # never sees ``meta``), so a replayed session shows it as it was.
-            meta: dict[str, Any] = {}
+            meta: dict[str, Any] = self._shown_as(call)
             cut = self._cut(call, result.content)
             if cut is not None:
                 meta["outputChars"] = len(result.content)
@@ -839,6 +840,20 @@ class Conversation:
             decision.message = f"The user denied permission to {summary}."
         return decision
 
+    def _target(self, call: ToolCall) -> tuple[str, ToolKind]:
+        """What the call's block shows it works on, and the tool's kind (its descriptor)."""
+        described = describe(self._find(call.name))
+        return described.target(self._shown.get(call.id, call.arguments)), described.kind
+
+    def _shown_as(self, call: ToolCall) -> dict[str, Any]:
+        """The block's ``target`` and ``toolKind``, kept in the result's ``meta`` when the
+        tool declares them: a replayed history shows the call as it was shown live."""
+        described = describe(self._find(call.name))
+        if not described.declared:
+            return {}
+        target = described.target(self._shown.get(call.id, call.arguments))
+        return {"target": target, "toolKind": described.kind}
+
     def _block(
         self,
         call: ToolCall,
@@ -848,7 +863,7 @@ class Conversation:
         details: dict[str, Any] | None = None,
     ) -> None:
         arguments = self._shown.get(call.id, call.arguments)
-        described = describe(self._find(call.name))
+        target, kind = self._target(call)
         self.sink.emit(
             ToolBlockUpdated(
                 call.id,
@@ -858,8 +873,8 @@ class Conversation:
                 short_result,
                 result,
                 details or {},
-                described.target(arguments),
-                described.kind,
+                target,
+                kind,
             )
         )
 
@@ -869,9 +884,11 @@ class Conversation:
         for message in list(self.messages):
             for call in message.tool_calls:
                 if call.id not in answered:
-                    self.append(
-                        Message("tool", CANCELLED_TOOL_RESULT, tool_call_id=call.id, name=call.name)
+                    cancelled = Message(
+                        "tool", CANCELLED_TOOL_RESULT, tool_call_id=call.id, name=call.name
                     )
+                    cancelled.meta = self._shown_as(call)
+                    self.append(cancelled)
                     self._block(call, "failed", "cancelled", CANCELLED_TOOL_RESULT)
 
     def _end(self, result: TurnResult) -> TurnResult:

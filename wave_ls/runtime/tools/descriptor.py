@@ -24,11 +24,13 @@ KINDS: frozenset[str] = frozenset(get_args(ToolKind))
 
 @dataclass(frozen=True)
 class ToolDescriptor:
-    """What renderers know of one tool: its name, kind and key argument."""
+    """What renderers know of one tool: its name, kind and key argument (``declared``:
+    whether the tool declares them at all, or they are the defaults)."""
 
     name: str
     kind: ToolKind = "other"
     key_argument: str | None = None
+    declared: bool = False
 
     def target(self, args: dict[str, Any] | str, limit: int = TARGET_LIMIT) -> str:
         """The key argument's value on one line, cut at ``limit`` ("" when absent);
@@ -48,6 +50,7 @@ def describe(tool: object) -> ToolDescriptor:
         str(getattr(tool, "name", "")),
         cast(ToolKind, kind) if isinstance(kind, str) and kind in KINDS else "other",
         key if isinstance(key, str) and key else None,
+        hasattr(tool, "kind") or hasattr(tool, "key_argument"),
     )
 
 
