@@ -280,8 +280,8 @@ function applyProgress(state: ChatState, token: string, value: ProgressValue): C
 /** The messages of `wave/session/messages` as items (reminders and memory hidden). */
 function fromHistory(state: ChatState, messages: WireMessage[]): ChatState {
   let next: ChatState = { ...state, items: [] };
-  const results = new Map<string, string>();
-  for (const m of messages) if (m.role === 'tool' && m.tool_call_id) results.set(m.tool_call_id, m.content ?? '');
+  const results = new Map<string, WireMessage>();
+  for (const m of messages) if (m.role === 'tool' && m.tool_call_id) results.set(m.tool_call_id, m);
   for (const m of messages) {
     if (m.role === 'user') {
       const item = userItem(m);
@@ -291,7 +291,10 @@ function fromHistory(state: ChatState, messages: WireMessage[]): ChatState {
       if (typeof thinking === 'string' && thinking.trim()) next = push(next, { kind: 'thinking', key: '', text: thinking, streaming: false });
       if (m.content && m.content.trim()) next = push(next, { kind: 'assistant', key: '', text: m.content, streaming: false });
       for (const call of m.tool_calls ?? []) {
-        const result = results.get(call.id);
+        const answer = results.get(call.id);
+        const result = answer === undefined ? undefined : (answer.content ?? '');
+        // The target its block showed, kept in its result's meta (none from an older server).
+        const target = answer?.meta?.target;
         next = push(next, {
           kind: 'tool',
           key: '',
@@ -300,6 +303,7 @@ function fromHistory(state: ChatState, messages: WireMessage[]): ChatState {
           arguments: call.function.arguments,
           status: result === undefined ? 'failed' : 'completed',
           shortResult: result === undefined ? 'No result' : firstLine(result),
+          ...(typeof target === 'string' ? { target } : {}),
           result,
         });
       }
