@@ -35,7 +35,8 @@ end
 
 --- What a call works on: `calc.py` for a Read, `pytest -q` for a Bash. The server computes
 --- it from the tool's descriptor (the block's `target`); from a server that sends none
---- (older, or a history replayed from messages) the first text argument stands in.
+--- (older, or a history saved before its tool messages kept it) the first text argument
+--- stands in.
 ---@param block table a `toolBlock` update
 function M.target(block)
   if type(block.target) == "string" then

@@ -383,10 +383,12 @@ end
 ---@param messages table[]
 function Transcript:load(messages)
   self:reset()
-  local results = {}
+  local results, shown = {}, {}
   for _, message in ipairs(messages) do
     if message.role == "tool" and message.tool_call_id then
       results[message.tool_call_id] = message.content or ""
+      -- What its block showed live (none in a history saved before them).
+      shown[message.tool_call_id] = type(message.meta) == "table" and message.meta or {}
     end
   end
   for _, message in ipairs(messages) do
@@ -397,11 +399,14 @@ function Transcript:load(messages)
       for _, call in ipairs(message.tool_calls or {}) do
         local fn = call["function"] or {}
         local result = results[call.id]
+        local meta = shown[call.id] or {}
         self:on_update({
           kind = "toolBlock",
           toolCallId = call.id,
           name = fn.name,
           arguments = fn.arguments,
+          target = type(meta.target) == "string" and meta.target or nil,
+          toolKind = type(meta.toolKind) == "string" and meta.toolKind or nil,
           status = result and "completed" or "failed",
           shortResult = "",
           result = result,
