@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp.helpers import (
     update_agent_message_text,
@@ -21,8 +21,9 @@ from acp.schema import ToolCallStart
 
 from wave_ls.acp.tool_calls import final_content, present
 from wave_ls.acp.updates import notice_line
-from wave_ls.runtime.core import Message, parsed_arguments
+from wave_ls.runtime.core import Message, ToolKind, parsed_arguments
 from wave_ls.runtime.loop import CANCELLED_TOOL_RESULT
+from wave_ls.runtime.tools.descriptor import KINDS
 
 
 def replay(messages: Sequence[Message], cwd: Path) -> Iterator[Any]:
@@ -51,7 +52,7 @@ def _tool_call(
     args = parsed_arguments(arguments)
     details = result.meta.get("details") if result is not None else None
     details = details if isinstance(details, dict) else {}  # what the block showed at its end
-    shown = present(name, args, cwd, details)
+    shown = present(name, args, cwd, details, shown_as=_shown_as(result))
     text = result.content if result is not None else CANCELLED_TOOL_RESULT
     failed = result is None or bool(result.meta.get("isError")) or text == CANCELLED_TOOL_RESULT
     content = final_content(name, args, cwd, text, failed, details)
@@ -65,3 +66,13 @@ def _tool_call(
         locations=shown.locations or None,
         raw_input=args,
     )
+
+
+def _shown_as(result: Message | None) -> tuple[ToolKind, str] | None:
+    """The kind and target the call's live block showed, kept in its result's ``meta``
+    (None in a transcript saved before them: the registered tool's descriptor decides)."""
+    meta = result.meta if result is not None else {}
+    kind, target = meta.get("toolKind"), meta.get("target")
+    if kind in KINDS and isinstance(target, str):
+        return cast(ToolKind, kind), target
+    return None
