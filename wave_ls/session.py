@@ -143,6 +143,7 @@ class AgentSession:
         # ones an ACP client gave; started in the background, tools join between rounds.
         manager = mcp or default_manager()
         self.mcp = manager.open(self.cwd, home, self.id, mcp_servers)
+        self.subagents: SubagentHost | None = None  # delegation needs a catalog
         if catalog is not None:
             self.subagents = SubagentHost(
                 client=client,
@@ -274,7 +275,7 @@ class AgentSession:
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
             result = await self.conversation.run_turn(self.user_messages(text, supplied_files))
-            await self.subagents.settle()  # e.g. an unchanged worktree's removal, after return
+            await self._settle_delegations()
             return result
         finally:
             self._turn_reason = ""
@@ -336,7 +337,7 @@ class AgentSession:
                 self._turn = asyncio.current_task()
                 try:
                     await self.conversation.run_turn([])
-                    await self.subagents.settle()
+                    await self._settle_delegations()
                 except Exception:
                     log.exception("session %s: the turn for task notices failed", self.id)
                 finally:
@@ -408,6 +409,12 @@ class AgentSession:
     def closed(self) -> bool:
         return self._closed
 
+    async def _settle_delegations(self) -> None:
+        """Wait for what delegations finish after their result, e.g. an unchanged
+        worktree's removal (a session without a catalog delegates nothing)."""
+        if self.subagents is not None:
+            await self.subagents.settle()
+
     async def close(self) -> None:
         """End the session: cancel its turn, stop every background task (their worktree
         rules run; their notices start no turn), and let go of its transcript and worktree
@@ -419,7 +426,7 @@ class AgentSession:
         if running:
             await asyncio.wait(running)
         await self.tasks.stop_all()
-        await self.subagents.settle()
+        await self._settle_delegations()
         await self.mcp.close()  # the folder's servers stop with its last session
         self.worktrees.close()
         for sandbox in (*self._retired_sandboxes, self.sandbox):
