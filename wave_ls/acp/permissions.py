@@ -31,13 +31,14 @@ from acp.schema import (
 from wave_ls.acp.tool_calls import present
 from wave_ls.runtime.allowances import allowance_for
 from wave_ls.runtime.core import PermissionDecision, PermissionRequest
+from wave_ls.runtime.tool_names import WaveTool
 
 log = logging.getLogger(__name__)
 
 ALLOW_ONCE: Final = "allow_once"
 ALLOW_ALWAYS: Final = "allow_always"
 REJECT: Final = "reject_once"
-PLAN_TOOL = "ExitPlanMode"
+PLAN_TOOL = WaveTool.EXIT_PLAN_MODE.value
 
 Request = Callable[..., Awaitable[RequestPermissionResponse]]
 

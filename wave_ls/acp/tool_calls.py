@@ -29,6 +29,7 @@ from wave_ls.mcp.tools import ListResourcesTool, ReadResourceTool
 from wave_ls.runtime.core import expanded
 from wave_ls.runtime.permissions import permission_summary
 from wave_ls.runtime.regular_files import read_regular
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.descriptor import ToolDescriptor, describe, one_line
 from wave_ls.session import session_tools
 from wave_ls.subagents.agent_tool import AGENT_TOOL, AgentTool
@@ -40,7 +41,7 @@ FILE_KINDS = frozenset({"read", "edit"})  # a ``file_path`` of theirs is a locat
 TITLE_LIMIT = 120
 RESULT_LIMIT = 20_000  # characters of a tool's result shown in the client
 OLD_TEXT_LIMIT = 1_000_000  # bytes of a file read to show what a Write replaces
-PLAN_TOOL = "ExitPlanMode"
+PLAN_TOOL = WaveTool.EXIT_PLAN_MODE.value
 FENCED = frozenset({"read", "execute", "search"})  # results shown as preformatted text
 
 
@@ -93,7 +94,8 @@ def present(
     kind, target = shown_as
     path = _file_path(args, cwd) if kind in FILE_KINDS else None
     locations = [ToolCallLocation(path=path, line=_first_line(args))] if path else []
-    content = _diff(name, args, path, _old_text(path) if read_old and name == "Write" else None)
+    old = _old_text(path) if read_old and name == WaveTool.WRITE else None
+    content = _diff(name, args, path, old)
     if name == PLAN_TOOL and isinstance(args.get("plan"), str) and args["plan"].strip():
         content = [tool_content(text_block(args["plan"]))]  # the plan the user approves
     return Presentation(title(name, args, details or {}, target), kind, locations, content)
@@ -105,11 +107,11 @@ def title(name: str, args: dict[str, Any], details: dict[str, Any], target: str 
         record = DelegationRecord.from_json(details)
         text = delegation_title(args, record)
         return f"{text} (background)" if record.background else text
-    if name == "TaskCreate" and isinstance(args.get("subject"), str):
+    if name == WaveTool.TASK_CREATE and isinstance(args.get("subject"), str):
         return f"Create task: {args['subject']}"
     if name == PLAN_TOOL:
         return "Exit plan mode: the plan is ready"
-    if name == "Bash":
+    if name == WaveTool.BASH:
         return permission_summary(name, args)  # the whole command (up to 200 characters)
     if name.startswith(MCP_PREFIX):
         return mcp_title(name, args, details, target)
@@ -150,7 +152,7 @@ def final_content(
         summary = DelegationRecord.from_json(details).summary
         blocks = [summary] if isinstance(summary, str) and summary else []
         return [tool_content(text_block(text)) for text in [*blocks, _cut(result)] if text]
-    if name in ("Write", "Edit") and not failed:
+    if name in (WaveTool.WRITE, WaveTool.EDIT) and not failed:
         if presented is not None and presented.content:
             return presented.content
         return _diff(name, args, _file_path(args, cwd))
@@ -207,9 +209,9 @@ def _diff(
     replaced text and its replacement."""
     if path is None:
         return []
-    if name == "Write" and isinstance(args.get("content"), str):
+    if name == WaveTool.WRITE and isinstance(args.get("content"), str):
         return [tool_diff_content(path, args["content"], old_text)]
-    if name == "Edit" and isinstance(args.get("new_string"), str):
+    if name == WaveTool.EDIT and isinstance(args.get("new_string"), str):
         old = args.get("old_string")
         return [tool_diff_content(path, args["new_string"], old if isinstance(old, str) else None)]
     return []

@@ -44,6 +44,7 @@ from wave_ls.runtime.core import (
     UserMessageAdded,
     parsed_arguments,
 )
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.subagents.record import DelegationRecord, starts_background_run
 
 STATUS: dict[str, ToolCallStatus] = {
@@ -52,7 +53,7 @@ STATUS: dict[str, ToolCallStatus] = {
     "completed": "completed",
     "failed": "failed",
 }
-PLAN_TOOLS = frozenset({"TaskCreate", "TaskUpdate"})
+PLAN_TOOLS = frozenset({WaveTool.TASK_CREATE.value, WaveTool.TASK_UPDATE.value})
 _SUMMARY = re.compile(r"<summary>(.*?)</summary>", re.DOTALL)
 
 
@@ -146,7 +147,7 @@ class SessionUpdates:
         status = STATUS[event.status]
         call_id = event.tool_call_id
         ended = status in ("completed", "failed")
-        live = event.name == "Agent" and bool(event.short_result) and not ended
+        live = event.name == WaveTool.AGENT and bool(event.short_result) and not ended
         if call_id not in self.open:
             shown = present(
                 event.name,
@@ -200,7 +201,7 @@ class SessionUpdates:
             self._after(event)
 
     def _result(self, event: ToolBlockUpdated) -> str:
-        if event.name == "Agent" and starts_background_run(
+        if event.name == WaveTool.AGENT and starts_background_run(
             parsed_arguments(event.arguments), DelegationRecord.from_json(event.details)
         ):
             return event.short_result  # "Background task <id>": the run is its own tool call

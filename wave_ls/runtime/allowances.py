@@ -38,8 +38,9 @@ from wave_ls.runtime.core import (
     PermissionRequest,
     expanded,
 )
+from wave_ls.runtime.tool_names import WaveTool
 
-NEVER_REMEMBERED = frozenset({"ExitPlanMode"})
+NEVER_REMEMBERED = frozenset({WaveTool.EXIT_PLAN_MODE.value})
 # Programs whose first argument is code or another command: a prefix would allow anything.
 WRAPPERS = frozenset(
     {
@@ -125,7 +126,7 @@ def allowance_for(request: PermissionRequest, folder: Path) -> Allowance | None:
         if target is None or not _inside(target, root):
             return None  # a file outside the session's folder is asked for every time
         return Allowance(name, "files", root, f"file edits in {root}")
-    if name == "Bash":
+    if name == WaveTool.BASH:
         command = _command(request).strip()
         words = _simple_words(command)
         if not words or "=" in words[0] or os.path.basename(words[0]) in WRAPPERS:

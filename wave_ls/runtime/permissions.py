@@ -48,6 +48,7 @@ from typing import Any, Literal, cast, get_args
 
 from wave_ls.runtime.bash_safety import READ_ONLY_EXAMPLES, is_read_only_command, network_reason
 from wave_ls.runtime.core import Effect, PermissionMode
+from wave_ls.runtime.tool_names import WaveTool
 
 Action = Literal["allow", "ask", "deny"]
 
@@ -191,13 +192,13 @@ def control_file(args: dict[str, Any]) -> str | None:
 
 def permission_summary(tool_name: str, args: dict[str, Any]) -> str:
     """One line a person reads before approving: "Edit src/app.py", "Bash: rm -rf build"."""
-    if tool_name == "Bash":
+    if tool_name == WaveTool.BASH:
         return f"Bash: {_one_line(str(args.get('command') or ''))}"
     for key in ("file_path", "notebook_path", "path", "url", "pattern", "query"):
         value = args.get(key)
         if isinstance(value, str) and value:
             return f"{tool_name} {_one_line(value)}"
-    if tool_name == "Agent":
+    if tool_name == WaveTool.AGENT:
         kind = args.get("subagent_type") or "agent"
         return f"Agent ({kind}): {_one_line(str(args.get('description') or ''))}".rstrip(": ")
     if not args:
