@@ -52,6 +52,7 @@ from wave_ls.runtime.prompts import main_system_prompt
 from wave_ls.runtime.sandbox import Confinement
 from wave_ls.runtime.services import Services
 from wave_ls.runtime.session_index import read_summary
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.runtime.tools.task_list import TaskList
 from wave_ls.runtime.transcript import (
@@ -521,7 +522,7 @@ class PlanModeExit:
         if conversation.config.permission_mode != "plan":
             return True
         request = PermissionRequest(
-            "ExitPlanMode",
+            WaveTool.EXIT_PLAN_MODE.value,
             {"plan": plan},
             "exit plan mode and start implementing the plan",
             effect="session",
