@@ -35,19 +35,19 @@ ALL_TOOLS_WILDCARD = "*"
 # Claude Code's tool names with no tool of that name here: the wave-ls tool that does the
 # same work, or None when a subagent never gets one (SPEC section 7). docs/agents.md.
 CLAUDE_CODE_TOOLS: dict[str, str | None] = {
-    "MultiEdit": "Edit",
-    "LS": "Glob",
-    "BashOutput": "TaskOutput",
-    "KillShell": "TaskStop",
-    "KillBash": "TaskStop",
-    "NotebookRead": "Read",
+    "MultiEdit": WaveTool.EDIT.value,
+    "LS": WaveTool.GLOB.value,
+    "BashOutput": WaveTool.TASK_OUTPUT.value,
+    "KillShell": WaveTool.TASK_STOP.value,
+    "KillBash": WaveTool.TASK_STOP.value,
+    "NotebookRead": WaveTool.READ.value,
     "TodoWrite": None,
     "TodoRead": None,
     "Task": None,
 }
 WHY_NEVER = {
     "Task": "subagents cannot delegate",
-    "Agent": "subagents cannot delegate",
+    WaveTool.AGENT.value: "subagents cannot delegate",
     "TodoWrite": "a subagent never gets the task list",
     "TodoRead": "a subagent never gets the task list",
 }

@@ -134,7 +134,7 @@ def allowance_for(request: PermissionRequest, folder: Path) -> Allowance | None:
         prefix = words[:2] if len(words) > 1 and SUBCOMMAND.fullmatch(words[1]) else words[:1]
         shown = " ".join(prefix)
         return Allowance(name, "prefix", shown, f"Bash commands starting with `{shown}`")
-    if name == "WebFetch":
+    if name == WaveTool.WEB_FETCH:
         host = _host(request)
         if host:
             return Allowance(name, "host", host, f"WebFetch of {host}")

@@ -331,8 +331,8 @@ class AgentDocuments:
 def tool_descriptions(catalog: Any) -> dict[str, str]:
     """Each tool's description as the model reads it (``Agent``'s lists ``catalog``)."""
     from wave_ls.session import session_tools
-    from wave_ls.subagents.agent_tool import agent_tool_description
+    from wave_ls.subagents.agent_tool import AGENT_TOOL, agent_tool_description
 
     docs = {tool.name: tool.description for tool in session_tools()}
-    docs["Agent"] = agent_tool_description(catalog)
+    docs[AGENT_TOOL] = agent_tool_description(catalog)
     return docs
