@@ -242,3 +242,16 @@ def test_tree_sitter_is_imported_on_first_use_only() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split()
     assert out == ["False", "True"]
+
+
+def test_characters_that_crash_tree_sitter_bash_are_not_parsed() -> None:
+    # tree-sitter-bash 0.25.1 reads out of bounds after "a{" and some characters outside the
+    # BMP (a segfault in most runs): such a command would kill the server.
+    code = (
+        "from wave_ls.runtime.bash_safety import is_read_only_command as f\n"
+        "for _ in range(20): assert not f('a{\\U000d65d9')[0]\n"
+        "print(f('echo \\U0001f600')[1])"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "the character U+1F600 is not read"

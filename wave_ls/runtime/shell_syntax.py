@@ -86,6 +86,7 @@ _CONTAINERS = _names(
 )
 _SUBSTITUTION = re.compile(rb"[`(]")  # "(": "$(", "<(", or a "(" bash may read otherwise
 _BARE_BACKQUOTE = re.compile(r"(?<!\\)(\\\\)*`")
+_OUTSIDE_THE_BMP = re.compile("[\U00010000-\U0010ffff\ud800-\udfff]")  # and surrogates
 _ANSI_C = re.compile(r"\$'(\\.|[^\\'])*'", re.S)
 _SPECIAL_BARE = re.compile(r"[\\`\s*?\[$;&|<>()]")
 _KEYWORDS = _names("if then else elif fi do done while until for in select case esac")
@@ -120,6 +121,10 @@ class _Reader:
     """Walks one parsed command line; ``commands`` is the flat list of simple commands."""
 
     def __init__(self, text: str) -> None:
+        if outside := _OUTSIDE_THE_BMP.search(text):
+            # tree-sitter-bash 0.25.1 reads out of bounds on some of them ("a{" then
+            # U+D65D9 crashes the process): they are not parsed at all.
+            raise Unreadable(f"the character U+{ord(outside.group()):04X} is not read")
         self.source = text.encode("utf-8", "surrogatepass")
         self.commands: list[Simple] = []
         root = _parse(self.source)
