@@ -218,6 +218,10 @@ class OpenAIModelClient:
                 )
             )
             content_type = response.headers.get("content-type", "")
+            # llama-server drops the next request sent on a connection that carried a
+            # streamed answer ("Server disconnected without sending a response"): the SDK
+            # then retried it after ~0.5 s, every round. Its connections are not kept.
+            keep = not response.headers.get("server", "").startswith("llama.cpp")
             if not content_type.startswith("text/event-stream"):
                 raise ModelError(await _not_a_stream(response, content_type, where))
             decoder = SseDecoder()
@@ -256,7 +260,8 @@ class OpenAIModelClient:
                         if data is None:
                             continue
                         if data == "[DONE]":
-                            await _finish_body(stack.pop_all(), lines)
+                            if keep:  # else the response closes unread: its connection too
+                                await _finish_body(stack.pop_all(), lines)
                             break
                         text, thought = assembly.add(parse_chunk(data, where), where)
                         # Our own code below: its errors are not the endpoint's.
