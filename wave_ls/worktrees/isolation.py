@@ -363,9 +363,6 @@ def _made_and_confined(
     except BaseException:
         finish_worktree_sync(wt, manager)  # nothing ran in it: the rule removes it
         raise
-    # dulwich (~25 ms of imports) removes it at the end: loaded here, while the agent
-    # works, not beside the parent's next request.
-    _ = manager.dulwich
     return made
 
 
@@ -901,7 +898,7 @@ def _finish(
         if wt.hook_created:
             return _remove_by_hook(wt, changes)
         if later is not None:
-            later.append(lambda: _remove_by_git(wt, manager, changes, force=False))
+            later.append(lambda: _remove_by_git(wt, manager, changes, force=False, beside=True))
             return removed_outcome(wt, changes)
         return _remove_by_git(wt, manager, changes, force=False, clock=clock)
     except Exception as error:  # WT-7: the run's result never depends on cleanup
@@ -997,12 +994,16 @@ def _remove_by_git(
     *,
     force: bool,
     clock: PhaseClock | None = None,
+    beside: bool = False,
 ) -> WorktreeOutcome:
+    """``beside``: the removal runs beside other work (after the result): git's processes,
+    which hold no lock of this interpreter, rather than dulwich's Python."""
     clock = clock or PhaseClock()
     branch = deletable_branch(wt)
+    by_git = force or changes.has_changes or not changes.determinable
     try:
         with _repo_lock(wt.main_repo):  # never while git adds another worktree beside it
-            if force or changes.has_changes or not changes.determinable:
+            if by_git or (beside and manager.git is not None):
                 manager.remove(wt.main_repo, wt.path, branch, force=force)
             else:  # the status just taken is the check git's remove would repeat
                 manager.remove_unchanged(wt.main_repo, wt.path, branch)
