@@ -11,12 +11,13 @@ from typing import Any
 
 from wave_ls.agents import AgentCatalog, AgentDefinition, tool_summary
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.subagents.background import start_in_background
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.subagents.runner import Delegation, SubagentHost, new_instance_id, run_delegation
 from wave_ls.worktrees.model import IsolationError
 
-AGENT_TOOL = "Agent"
+AGENT_TOOL = WaveTool.AGENT.value
 
 GUIDANCE = """\
 Launch a subagent: an autonomous agent that handles a task in its own, separate context \

@@ -21,11 +21,12 @@ from typing import Any
 from wave_ls.agents import AgentDefinition
 from wave_ls.runtime import trust
 from wave_ls.runtime.memory import agent_memory_dir, agent_memory_prompt, prepare_agent_memory
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.skill import preloaded_skills
 from wave_ls.subagents.hooks import AgentHooks, parse_agent_hooks
 
 # The tools an agent with ``memory`` gets to keep its folder (as Claude Code enables them).
-MEMORY_TOOLS = ("Read", "Write", "Edit")
+MEMORY_TOOLS = (WaveTool.READ.value, WaveTool.WRITE.value, WaveTool.EDIT.value)
 EFFORT_PARAM = "reasoning_effort"
 
 

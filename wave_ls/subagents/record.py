@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from wave_ls.runtime.core import RunUsage, Usage
+from wave_ls.runtime.tool_names import WaveTool
 
 if TYPE_CHECKING:  # its dataclasses cost ~4 ms: imported by isolated runs and read-backs
     from wave_ls.worktrees.report import WorkspaceReport
@@ -131,7 +132,7 @@ def delegation_title(args: dict[str, Any], record: DelegationRecord) -> str:
     kind = (
         record.subagent_type
         or args.get("subagent_type")
-        or ("fork" if args.get("fork") else "Agent")
+        or ("fork" if args.get("fork") else WaveTool.AGENT.value)
     )
     description = record.description or args.get("description") or ""
     return f"{kind}: {description}" if description else str(kind)

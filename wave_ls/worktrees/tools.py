@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from wave_ls.runtime.core import Effect, ToolContext, ToolError, ToolKind, ToolResult
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.runtime.tools.args import optional_bool, optional_str, require_str
 from wave_ls.worktrees.model import IsolationError
 from wave_ls.worktrees.session_switch import SessionWorktrees
@@ -91,7 +92,7 @@ def _switch(tool: str, ctx: ToolContext) -> SessionWorktrees:
 class EnterWorktreeTool:
     """Moves the session into a new or existing worktree (see ``ENTER_DESCRIPTION``)."""
 
-    name = "EnterWorktree"
+    name = WaveTool.ENTER_WORKTREE.value
     description = ENTER_DESCRIPTION
     effect: Effect = "worktree"
     kind: ToolKind = "other"
@@ -139,7 +140,7 @@ class EnterWorktreeTool:
 class ExitWorktreeTool:
     """Leaves the session's worktree, keeping or removing it (see ``EXIT_DESCRIPTION``)."""
 
-    name = "ExitWorktree"
+    name = WaveTool.EXIT_WORKTREE.value
     description = EXIT_DESCRIPTION
     effect: Effect = "worktree"
     kind: ToolKind = "other"
