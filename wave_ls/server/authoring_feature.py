@@ -8,11 +8,13 @@ decides); every handler answers from the open document's text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -44,180 +46,215 @@ _PLACEHOLDER = re.compile(r"\$\{\d+:([^}]*)\}|\$\d+")
 
 
 def register(server: WaveServer) -> None:
+    """Serve agent files: each handler takes the server's open agent documents."""
     docs = AgentDocuments(server)
+    for method, handler, options in HANDLERS:
+        server.feature(method, options)(functools.partial(handler, docs))
+    server.command(NEW_SUBAGENT)(new_subagent)
 
-    @server.feature(types.INITIALIZED)
-    def initialized(ls: WaveServer, params: types.InitializedParams) -> None:
-        watch_agent_files(ls)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: WaveServer, params: types.DidOpenTextDocumentParams) -> None:
-        docs.opened(params.text_document.uri)
+def initialized(docs: AgentDocuments, params: types.InitializedParams) -> None:
+    """Ask the client to watch agent files."""
+    watch_agent_files(docs.server)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: WaveServer, params: types.DidChangeTextDocumentParams) -> None:
-        docs.changed(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: WaveServer, params: types.DidSaveTextDocumentParams) -> None:
-        if docs.place(params.text_document.uri) is not None:
-            docs.recheck_all()  # the saved file is now what its neighbours are judged by
+def did_open(docs: AgentDocuments, params: types.DidOpenTextDocumentParams) -> None:
+    """An agent file opened: its check is scheduled."""
+    docs.opened(params.text_document.uri)
 
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: WaveServer, params: types.DidCloseTextDocumentParams) -> None:
-        docs.closed(params.text_document.uri)
 
-    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def watched_files(ls: WaveServer, params: types.DidChangeWatchedFilesParams) -> None:
-        # The registry reads the reported files at its next load (completion, the checks
-        # below) or sweep, whichever comes first: no waiting for a sweep to notice them.
-        paths = [path for change in params.changes if (path := to_fs_path(change.uri))]
-        ls.agents.files_changed(paths)
-        if any(change.uri.endswith(".md") for change in params.changes):
-            docs.recheck_all()
+def did_change(docs: AgentDocuments, params: types.DidChangeTextDocumentParams) -> None:
+    """An agent file edited: checked again soon."""
+    docs.changed(params.text_document.uri)
 
-    @server.feature(
-        types.TEXT_DOCUMENT_COMPLETION,
-        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
+
+def did_save(docs: AgentDocuments, params: types.DidSaveTextDocumentParams) -> None:
+    """An agent file saved: every open one checked again against it."""
+    if docs.place(params.text_document.uri) is not None:
+        docs.recheck_all()  # the saved file is now what its neighbours are judged by
+
+
+def did_close(docs: AgentDocuments, params: types.DidCloseTextDocumentParams) -> None:
+    """An agent file closed: its diagnostics cleared."""
+    docs.closed(params.text_document.uri)
+
+
+def watched_files(docs: AgentDocuments, params: types.DidChangeWatchedFilesParams) -> None:
+    """Agent files changed outside the editor."""
+    # The registry reads the reported files at its next load (completion, the checks
+    # below) or sweep, whichever comes first: no waiting for a sweep to notice them.
+    paths = [path for change in params.changes if (path := to_fs_path(change.uri))]
+    docs.server.agents.files_changed(paths)
+    if any(change.uri.endswith(".md") for change in params.changes):
+        docs.recheck_all()
+
+
+def completion(docs: AgentDocuments, params: types.CompletionParams) -> types.CompletionList | None:
+    """Keys, tools, models, skills and snippets at the cursor."""
+    outline = docs.outline(params.text_document.uri)
+    place = docs.place(params.text_document.uri)
+    if outline is None or place is None:
+        return None
+    from wave_ls.agents.authoring import complete
+
+    lines = outline.lines
+    column = docs.column(lines, params.position)
+    facts = docs.facts()
+    owner = outline.key_at(params.position.line)
+    if owner is not None and owner.key == "skills":
+        facts = dataclasses.replace(facts, skills=skill_names(place.cwd, docs.server.home))
+    if owner is not None and owner.key == "model":
+        facts = dataclasses.replace(facts, tiers=tier_models(place.cwd, docs.server.home))
+    suggestions = complete(outline, params.position.line, column, place.path, facts)
+    if any(s.label == "inherit" for s in suggestions) and facts.models is None:
+        docs.refresh_models()
+    snippets = _snippet_support(docs.server)
+    items = [_completion_item(docs, lines, s, snippets) for s in suggestions]
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+async def completion_resolve(
+    docs: AgentDocuments, item: types.CompletionItem
+) -> types.CompletionItem:
+    """A tool item's description, when the user looks at it."""
+    # A tool's description is long: sent for the item the user looks at, not for all.
+    tool = item.data.get("tool") if isinstance(item.data, dict) else None
+    if isinstance(tool, str):
+        description = (await docs.tool_docs()).get(tool)
+        if description:
+            item.documentation = _markdown(description)
+    return item
+
+
+async def hover(docs: AgentDocuments, params: types.HoverParams) -> types.Hover | None:
+    """What the key, tool or model under the cursor means."""
+    outline = docs.outline(params.text_document.uri)
+    if outline is None:
+        return None
+    from wave_ls.agents.authoring import CompletionFacts
+    from wave_ls.agents.authoring import hover as hover_at
+    from wave_ls.agents.authoring.completion import TOOL_KEYS
+
+    lines = outline.lines
+    column = docs.column(lines, params.position)
+    facts = docs.facts()
+    owner = outline.key_at(params.position.line)
+    if owner is not None and owner.key in TOOL_KEYS:  # a tool's description may be loading
+        facts = CompletionFacts(await docs.tool_docs(), facts.models, facts.session_model)
+    place = docs.place(params.text_document.uri)
+    if owner is not None and owner.key == "model" and place is not None:
+        facts = dataclasses.replace(facts, tiers=tier_models(place.cwd, docs.server.home))
+    found = hover_at(outline, params.position.line, column, facts)
+    if found is None:
+        return None
+    return types.Hover(
+        contents=_markdown(found.markdown),
+        range=docs.lsp_range(lines, found.range),
     )
-    def completion(ls: WaveServer, params: types.CompletionParams) -> types.CompletionList | None:
-        outline = docs.outline(params.text_document.uri)
-        place = docs.place(params.text_document.uri)
-        if outline is None or place is None:
-            return None
-        from wave_ls.agents.authoring import complete
 
-        lines = outline.lines
-        column = docs.column(lines, params.position)
-        facts = docs.facts()
-        owner = outline.key_at(params.position.line)
-        if owner is not None and owner.key == "skills":
-            facts = dataclasses.replace(facts, skills=skill_names(place.cwd, ls.home))
-        if owner is not None and owner.key == "model":
-            facts = dataclasses.replace(facts, tiers=tier_models(place.cwd, ls.home))
-        suggestions = complete(outline, params.position.line, column, place.path, facts)
-        if any(s.label == "inherit" for s in suggestions) and facts.models is None:
-            docs.refresh_models()
-        snippets = _snippet_support(ls)
-        items = [_completion_item(docs, lines, s, snippets) for s in suggestions]
-        return types.CompletionList(is_incomplete=False, items=items)
 
-    @server.feature(types.COMPLETION_ITEM_RESOLVE)
-    async def completion_resolve(
-        ls: WaveServer, item: types.CompletionItem
-    ) -> types.CompletionItem:
-        # A tool's description is long: sent for the item the user looks at, not for all.
-        tool = item.data.get("tool") if isinstance(item.data, dict) else None
-        if isinstance(tool, str):
-            description = (await docs.tool_docs()).get(tool)
-            if description:
-                item.documentation = _markdown(description)
-        return item
+def code_action(docs: AgentDocuments, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The quick fixes for the diagnostics in the range."""
+    only = params.context.only
+    if only and not any(types.CodeActionKind.QuickFix.startswith(k) for k in only):
+        return []
+    uri = params.text_document.uri
+    checked = docs.checked(uri)
+    place = docs.place(uri)
+    if checked is None or place is None:
+        return []
+    from wave_ls.agents.authoring import quick_fixes, split_lines
 
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: WaveServer, params: types.HoverParams) -> types.Hover | None:
-        outline = docs.outline(params.text_document.uri)
-        if outline is None:
-            return None
-        from wave_ls.agents.authoring import CompletionFacts, hover
-        from wave_ls.agents.authoring.completion import TOOL_KEYS
-
-        lines = outline.lines
-        column = docs.column(lines, params.position)
-        facts = docs.facts()
-        owner = outline.key_at(params.position.line)
-        if owner is not None and owner.key in TOOL_KEYS:  # a tool's description may be loading
-            facts = CompletionFacts(await docs.tool_docs(), facts.models, facts.session_model)
-        place = docs.place(params.text_document.uri)
-        if owner is not None and owner.key == "model" and place is not None:
-            facts = dataclasses.replace(facts, tiers=tier_models(place.cwd, ls.home))
-        found = hover(outline, params.position.line, column, facts)
-        if found is None:
-            return None
-        return types.Hover(
-            contents=_markdown(found.markdown),
-            range=docs.lsp_range(lines, found.range),
+    wanted = [d.range for d in params.context.diagnostics] or [params.range]
+    touching = [(p, d) for p, d in checked.diagnostics if any(_meet(d.range, w) for w in wanted)]
+    diagnostic_of = {id(p): d for p, d in touching}
+    lines = split_lines(checked.text)
+    actions = []
+    for fix in quick_fixes(checked.text, place.path, [p for p, _ in touching]):
+        edits = [types.TextEdit(docs.lsp_range(lines, e.range), e.new_text) for e in fix.edits]
+        actions.append(
+            types.CodeAction(
+                title=fix.title,
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic_of[id(fix.problem)]],
+                is_preferred=fix.preferred or None,
+                edit=types.WorkspaceEdit(changes={uri: edits}),
+            )
         )
+    return actions
 
-    @server.feature(
+
+def document_symbol(
+    docs: AgentDocuments, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol] | None:
+    """The frontmatter's keys and the body's headings."""
+    outline = docs.outline(params.text_document.uri)
+    if outline is None:
+        return None
+    from wave_ls.agents.authoring import document_symbols
+
+    return [_symbol(docs, outline.lines, s) for s in document_symbols(outline)]
+
+
+def folding_range(
+    docs: AgentDocuments, params: types.FoldingRangeParams
+) -> list[types.FoldingRange] | None:
+    """The frontmatter and the body's sections."""
+    outline = docs.outline(params.text_document.uri)
+    if outline is None:
+        return None
+    from wave_ls.agents.authoring import folding_ranges
+
+    return [
+        types.FoldingRange(
+            start_line=fold.line,
+            end_line=fold.end_line,
+            kind=types.FoldingRangeKind.Region if fold.kind == "region" else None,
+        )
+        for fold in folding_ranges(outline)
+    ]
+
+
+def new_subagent(ls: WaveServer, *args: object) -> dict[str, str]:
+    """``wave-ls.newSubagent``: a new subagent file written from the template, shown."""
+    folder, name, description = _new_subagent_args(ls, args)
+    from wave_ls.agents.authoring import TemplateError, write_new_subagent
+    from wave_ls.agents.authoring.template import new_subagent_path
+
+    try:
+        _check_target(ls, new_subagent_path(folder, name))
+        path = write_new_subagent(folder, name, description)
+    except (TemplateError, OSError) as error:
+        raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {error}") from None
+    uri = from_fs_path(str(path)) or path.as_uri()
+    if _show_document_support(ls):
+        run_task(show_document(ls, uri), "show the new subagent")
+    return {"path": str(path), "uri": uri}
+
+
+# Each LSP method, its handler (given the open documents first) and its options.
+HANDLERS: list[tuple[str, Callable[..., object], object | None]] = [
+    (types.INITIALIZED, initialized, None),
+    (types.TEXT_DOCUMENT_DID_OPEN, did_open, None),
+    (types.TEXT_DOCUMENT_DID_CHANGE, did_change, None),
+    (types.TEXT_DOCUMENT_DID_SAVE, did_save, types.SaveOptions(include_text=False)),
+    (types.TEXT_DOCUMENT_DID_CLOSE, did_close, None),
+    (types.WORKSPACE_DID_CHANGE_WATCHED_FILES, watched_files, None),
+    (
+        types.TEXT_DOCUMENT_COMPLETION,
+        completion,
+        types.CompletionOptions(trigger_characters=TRIGGER_CHARACTERS, resolve_provider=True),
+    ),
+    (types.COMPLETION_ITEM_RESOLVE, completion_resolve, None),
+    (types.TEXT_DOCUMENT_HOVER, hover, None),
+    (
         types.TEXT_DOCUMENT_CODE_ACTION,
+        code_action,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-    )
-    def code_action(ls: WaveServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        only = params.context.only
-        if only and not any(types.CodeActionKind.QuickFix.startswith(k) for k in only):
-            return []
-        uri = params.text_document.uri
-        checked = docs.checked(uri)
-        place = docs.place(uri)
-        if checked is None or place is None:
-            return []
-        from wave_ls.agents.authoring import quick_fixes, split_lines
-
-        wanted = [d.range for d in params.context.diagnostics] or [params.range]
-        touching = [
-            (p, d) for p, d in checked.diagnostics if any(_meet(d.range, w) for w in wanted)
-        ]
-        diagnostic_of = {id(p): d for p, d in touching}
-        lines = split_lines(checked.text)
-        actions = []
-        for fix in quick_fixes(checked.text, place.path, [p for p, _ in touching]):
-            edits = [types.TextEdit(docs.lsp_range(lines, e.range), e.new_text) for e in fix.edits]
-            actions.append(
-                types.CodeAction(
-                    title=fix.title,
-                    kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[diagnostic_of[id(fix.problem)]],
-                    is_preferred=fix.preferred or None,
-                    edit=types.WorkspaceEdit(changes={uri: edits}),
-                )
-            )
-        return actions
-
-    @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(
-        ls: WaveServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol] | None:
-        outline = docs.outline(params.text_document.uri)
-        if outline is None:
-            return None
-        from wave_ls.agents.authoring import document_symbols
-
-        return [_symbol(docs, outline.lines, s) for s in document_symbols(outline)]
-
-    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    def folding_range(
-        ls: WaveServer, params: types.FoldingRangeParams
-    ) -> list[types.FoldingRange] | None:
-        outline = docs.outline(params.text_document.uri)
-        if outline is None:
-            return None
-        from wave_ls.agents.authoring import folding_ranges
-
-        return [
-            types.FoldingRange(
-                start_line=fold.line,
-                end_line=fold.end_line,
-                kind=types.FoldingRangeKind.Region if fold.kind == "region" else None,
-            )
-            for fold in folding_ranges(outline)
-        ]
-
-    @server.command(NEW_SUBAGENT)
-    def new_subagent(ls: WaveServer, *args: Any) -> dict[str, str]:
-        folder, name, description = _new_subagent_args(ls, args)
-        from wave_ls.agents.authoring import TemplateError, write_new_subagent
-        from wave_ls.agents.authoring.template import new_subagent_path
-
-        try:
-            _check_target(ls, new_subagent_path(folder, name))
-            path = write_new_subagent(folder, name, description)
-        except (TemplateError, OSError) as error:
-            raise JsonRpcInvalidParams(f"{NEW_SUBAGENT}: {error}") from None
-        uri = from_fs_path(str(path)) or path.as_uri()
-        if _show_document_support(ls):
-            run_task(show_document(ls, uri), "show the new subagent")
-        return {"path": str(path), "uri": uri}
+    ),
+    (types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, document_symbol, None),
+    (types.TEXT_DOCUMENT_FOLDING_RANGE, folding_range, None),
+]
 
 
 def tier_models(cwd: Path, home: Path) -> dict[str, tuple[str, str]]:
@@ -290,7 +327,7 @@ def watch_agent_files(ls: WaveServer) -> None:
     run_task(register(), "watch agent files")
 
 
-def _new_subagent_args(ls: WaveServer, args: tuple[Any, ...]) -> tuple[Path, str, str | None]:
+def _new_subagent_args(ls: WaveServer, args: tuple[object, ...]) -> tuple[Path, str, str | None]:
     """``[folder, name]``, ``[name]`` or ``[{folder?, name, description?}]``."""
     if len(args) == 1 and isinstance(args[0], dict):
         values = args[0]

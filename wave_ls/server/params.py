@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -15,14 +15,15 @@ T = TypeVar("T")
 MAX_MODEL_CHARS = 1024
 
 
-def require_object(params: Any, method: str) -> dict[str, Any]:
+def require_object(params: object, method: str) -> dict[str, object]:
+    """The params of a ``wave/*`` request as the JSON object they must be."""
     if not isinstance(params, dict):
         raise JsonRpcInvalidParams(f"{method}: params must be an object")
     return params
 
 
 def field(
-    params: dict[str, Any], name: str, kind: type[T], method: str, *, required: bool = False
+    params: dict[str, object], name: str, kind: type[T], method: str, *, required: bool = False
 ) -> T | None:
     """``params[name]`` checked against ``kind``; None when absent and not required."""
     value = params.get(name)
@@ -36,13 +37,13 @@ def field(
     return value
 
 
-def required_str(params: dict[str, Any], name: str, method: str) -> str:
+def required_str(params: dict[str, object], name: str, method: str) -> str:
     value = field(params, name, str, method, required=True)
     assert value is not None
     return value
 
 
-def model_param(params: dict[str, Any], method: str) -> str | None:
+def model_param(params: dict[str, object], method: str) -> str | None:
     """``params.model`` when given: text of at most ``MAX_MODEL_CHARS``, else InvalidParams."""
     value = field(params, "model", str, method)
     if value is not None and len(value) > MAX_MODEL_CHARS:

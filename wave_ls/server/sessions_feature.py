@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcServerError
 
@@ -90,132 +90,155 @@ def open_session(
 
 
 def register(server: WaveServer) -> None:
-    @server.feature(SESSION_NEW)
-    async def session_new(ls: WaveServer, params: Any) -> dict[str, Any]:
-        from wave_ls.worktrees.model import IsolationError
+    """Answer the session methods: each handler takes the server and the raw params."""
+    for method, handler in HANDLERS.items():
+        server.feature(method)(handler)
 
-        p = require_object(params, SESSION_NEW)
-        chosen_mode = permission_mode_param(p, SESSION_NEW)
-        mode = chosen_mode or ls.settings.permission_mode
-        model = model_param(p, SESSION_NEW)
-        cwd_text = field(p, "cwd", str, SESSION_NEW)
-        resume_id = field(p, "sessionId", str, SESSION_NEW)
-        worktree = field(p, "worktree", str, SESSION_NEW)
-        if resume_id is not None:
-            return await resume(ls, resume_id, cwd=cwd_text, model=model, mode=chosen_mode)
-        if cwd_text is None:
-            raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
-        cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
-        session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)
-        run_task(announce(ls, session), "workspace trust of a new session")
-        if worktree is None:
-            return {"sessionId": session.id}
-        try:
-            entered = await session.worktrees.enter(worktree or None)
-        except IsolationError as exc:
-            ls.sessions.discard(session.id)
-            raise JsonRpcInvalidParams(f"{SESSION_NEW}: {exc}") from exc
-        return {"sessionId": session.id, "worktree": entered.to_json()}
 
-    @server.feature(CHAT_SEND)
-    async def chat_send(ls: WaveServer, params: Any) -> dict[str, Any]:
-        from wave_ls.session import SessionBusy
+async def session_new(ls: WaveServer, params: object) -> dict[str, object]:
+    """``wave/session/new``: a new session in ``cwd`` (in a worktree when asked), or a
+    saved one resumed (``sessionId``)."""
+    from wave_ls.worktrees.model import IsolationError
 
-        p = require_object(params, CHAT_SEND)
-        registry = ls.sessions
-        session = registry.get(required_str(p, "sessionId", CHAT_SEND), CHAT_SEND)
-        text = required_str(p, "text", CHAT_SEND)
-        sink = registry.sinks[session.id]
-        try:
-            result = await session.send(text)
-        except SessionBusy as exc:
-            raise JsonRpcServerError(str(exc), SESSION_BUSY_CODE) from exc
-        except asyncio.CancelledError:
-            sink.flush()
-            return {"status": "cancelled", "text": "", "usage": session.usage.to_json()}
+    p = require_object(params, SESSION_NEW)
+    chosen_mode = permission_mode_param(p, SESSION_NEW)
+    mode = chosen_mode or ls.settings.permission_mode
+    model = model_param(p, SESSION_NEW)
+    cwd_text = field(p, "cwd", str, SESSION_NEW)
+    resume_id = field(p, "sessionId", str, SESSION_NEW)
+    worktree = field(p, "worktree", str, SESSION_NEW)
+    if resume_id is not None:
+        return await resume(ls, resume_id, cwd=cwd_text, model=model, mode=chosen_mode)
+    if cwd_text is None:
+        raise JsonRpcInvalidParams(f"{SESSION_NEW}: 'cwd' is required")
+    cwd = existing_dir(cwd_text, "cwd", SESSION_NEW)
+    session = open_session(ls, cwd=cwd, model=model, permission_mode=mode)
+    run_task(announce(ls, session), "workspace trust of a new session")
+    if worktree is None:
+        return {"sessionId": session.id}
+    try:
+        entered = await session.worktrees.enter(worktree or None)
+    except IsolationError as exc:
+        ls.sessions.discard(session.id)
+        raise JsonRpcInvalidParams(f"{SESSION_NEW}: {exc}") from exc
+    return {"sessionId": session.id, "worktree": entered.to_json()}
+
+
+async def chat_send(ls: WaveServer, params: object) -> dict[str, object]:
+    """``wave/chat/send``: one turn; its status, text and usage when it ends."""
+    from wave_ls.session import SessionBusy
+
+    p = require_object(params, CHAT_SEND)
+    registry = ls.sessions
+    session = registry.get(required_str(p, "sessionId", CHAT_SEND), CHAT_SEND)
+    text = required_str(p, "text", CHAT_SEND)
+    sink = registry.sinks[session.id]
+    try:
+        result = await session.send(text)
+    except SessionBusy as exc:
+        raise JsonRpcServerError(str(exc), SESSION_BUSY_CODE) from exc
+    except asyncio.CancelledError:
         sink.flush()
-        reply: dict[str, Any] = {
-            "status": result.status,
-            "text": result.text,
-            "usage": result.usage.to_json(),
-        }
-        if result.error:
-            reply["error"] = result.error
-        return reply
+        return {"status": "cancelled", "text": "", "usage": session.usage.to_json()}
+    sink.flush()
+    reply: dict[str, object] = {
+        "status": result.status,
+        "text": result.text,
+        "usage": result.usage.to_json(),
+    }
+    if result.error:
+        reply["error"] = result.error
+    return reply
 
-    @server.feature(SESSION_MESSAGES)
-    async def session_messages(ls: WaveServer, params: Any) -> dict[str, Any]:
-        p = require_object(params, SESSION_MESSAGES)
-        session_id = required_str(p, "sessionId", SESSION_MESSAGES)
-        session = ls.sessions.sessions.get(session_id)
-        if session is not None:
-            return {"messages": [message.to_json() for message in session.messages]}
-        saved = None
-        if valid_session_id(session_id):
-            saved = await saved_session(ls, session_id, SESSION_MESSAGES)
-        if saved is None:
-            raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
-        return {"messages": [message.to_json() for message in saved.messages]}
 
-    @server.feature(SESSION_LIST)
-    async def session_list(ls: WaveServer, params: Any) -> dict[str, Any]:
-        from wave_ls.runtime.session_index import list_sessions
+async def session_messages(ls: WaveServer, params: object) -> dict[str, object]:
+    """``wave/session/messages``: a live or saved session's transcript."""
+    p = require_object(params, SESSION_MESSAGES)
+    session_id = required_str(p, "sessionId", SESSION_MESSAGES)
+    session = ls.sessions.sessions.get(session_id)
+    if session is not None:
+        return {"messages": [message.to_json() for message in session.messages]}
+    saved = None
+    if valid_session_id(session_id):
+        saved = await saved_session(ls, session_id, SESSION_MESSAGES)
+    if saved is None:
+        raise JsonRpcInvalidParams(f"{SESSION_MESSAGES}: unknown sessionId {session_id!r}")
+    return {"messages": [message.to_json() for message in saved.messages]}
 
-        p = require_object(params if params is not None else {}, SESSION_LIST)
-        cwd_text = field(p, "cwd", str, SESSION_LIST)
-        cwd = absolute_path(cwd_text, "cwd", SESSION_LIST) if cwd_text is not None else None
-        saved = await asyncio.to_thread(list_sessions, ls.home, cwd)
-        live = ls.sessions.sessions
-        return {"sessions": [summary.to_json(live=summary.session_id in live) for summary in saved]}
 
-    @server.feature(SESSION_CLOSE)
-    async def session_close(ls: WaveServer, params: Any) -> dict[str, bool]:
-        p = require_object(params, SESSION_CLOSE)
-        session = ls.sessions.sessions.get(required_str(p, "sessionId", SESSION_CLOSE))
-        if session is None or session.closed:
-            return {"closed": False}
-        await ls.sessions.close(session.id)
-        return {"closed": True}
+async def session_list(ls: WaveServer, params: object) -> dict[str, object]:
+    """``wave/session/list``: the saved sessions (of ``cwd`` when given), live ones marked."""
+    from wave_ls.runtime.session_index import list_sessions
 
-    @server.feature(SESSION_CANCEL)
-    def session_cancel(ls: WaveServer, params: Any) -> dict[str, bool]:
-        p = require_object(params, SESSION_CANCEL)
-        session = ls.sessions.get(required_str(p, "sessionId", SESSION_CANCEL), SESSION_CANCEL)
-        return {"cancelled": session.cancel_turn()}
+    p = require_object(params if params is not None else {}, SESSION_LIST)
+    cwd_text = field(p, "cwd", str, SESSION_LIST)
+    cwd = absolute_path(cwd_text, "cwd", SESSION_LIST) if cwd_text is not None else None
+    saved = await asyncio.to_thread(list_sessions, ls.home, cwd)
+    live = ls.sessions.sessions
+    return {"sessions": [summary.to_json(live=summary.session_id in live) for summary in saved]}
 
-    @server.feature(SESSION_COMPACT)
-    async def session_compact(ls: WaveServer, params: Any) -> dict[str, Any]:
-        from wave_ls.runtime.core import ModelError
-        from wave_ls.session import SessionBusy
 
-        p = require_object(params, SESSION_COMPACT)
-        session = ls.sessions.get(required_str(p, "sessionId", SESSION_COMPACT), SESSION_COMPACT)
-        instructions = field(p, "instructions", str, SESSION_COMPACT)
-        try:
-            done = await session.compact(instructions or None)
-        except SessionBusy as exc:
-            raise JsonRpcInvalidParams(f"{SESSION_COMPACT}: {exc}") from exc
-        except ModelError as exc:
-            raise JsonRpcServerError(f"{SESSION_COMPACT}: {exc}", COMPACT_FAILED_CODE) from exc
-        ls.sessions.sinks[session.id].flush()
-        return {
-            "compacted": done.compacted,
-            "tokensBefore": done.tokens_before,
-            "tokensAfter": done.tokens_after,
-        }
+async def session_close(ls: WaveServer, params: object) -> dict[str, bool]:
+    """``wave/session/close``: whether a live session was closed."""
+    p = require_object(params, SESSION_CLOSE)
+    session = ls.sessions.sessions.get(required_str(p, "sessionId", SESSION_CLOSE))
+    if session is None or session.closed:
+        return {"closed": False}
+    await ls.sessions.close(session.id)
+    return {"closed": True}
 
-    @server.feature(SESSION_CONFIGURE)
-    def session_configure(ls: WaveServer, params: Any) -> dict[str, str]:
-        p = require_object(params, SESSION_CONFIGURE)
-        session = ls.sessions.get(
-            required_str(p, "sessionId", SESSION_CONFIGURE), SESSION_CONFIGURE
-        )
-        mode = permission_mode_param(p, SESSION_CONFIGURE)
-        model = model_param(p, SESSION_CONFIGURE)
-        if model is not None and not model.strip():
-            raise JsonRpcInvalidParams(f"{SESSION_CONFIGURE}: 'model' must not be empty")
-        mode_now, model_now = session.configure(permission_mode=mode, model=model)
-        return {"permissionMode": mode_now, "model": model_now}
+
+def session_cancel(ls: WaveServer, params: object) -> dict[str, bool]:
+    """``wave/session/cancel``: whether a running turn was cancelled."""
+    p = require_object(params, SESSION_CANCEL)
+    session = ls.sessions.get(required_str(p, "sessionId", SESSION_CANCEL), SESSION_CANCEL)
+    return {"cancelled": session.cancel_turn()}
+
+
+async def session_compact(ls: WaveServer, params: object) -> dict[str, object]:
+    """``wave/session/compact``: the conversation summarised, tokens before and after."""
+    from wave_ls.runtime.core import ModelError
+    from wave_ls.session import SessionBusy
+
+    p = require_object(params, SESSION_COMPACT)
+    session = ls.sessions.get(required_str(p, "sessionId", SESSION_COMPACT), SESSION_COMPACT)
+    instructions = field(p, "instructions", str, SESSION_COMPACT)
+    try:
+        done = await session.compact(instructions or None)
+    except SessionBusy as exc:
+        raise JsonRpcInvalidParams(f"{SESSION_COMPACT}: {exc}") from exc
+    except ModelError as exc:
+        raise JsonRpcServerError(f"{SESSION_COMPACT}: {exc}", COMPACT_FAILED_CODE) from exc
+    ls.sessions.sinks[session.id].flush()
+    return {
+        "compacted": done.compacted,
+        "tokensBefore": done.tokens_before,
+        "tokensAfter": done.tokens_after,
+    }
+
+
+def session_configure(ls: WaveServer, params: object) -> dict[str, str]:
+    """``wave/session/configure``: the permission mode and model, changed when given."""
+    p = require_object(params, SESSION_CONFIGURE)
+    session = ls.sessions.get(required_str(p, "sessionId", SESSION_CONFIGURE), SESSION_CONFIGURE)
+    mode = permission_mode_param(p, SESSION_CONFIGURE)
+    model = model_param(p, SESSION_CONFIGURE)
+    if model is not None and not model.strip():
+        raise JsonRpcInvalidParams(f"{SESSION_CONFIGURE}: 'model' must not be empty")
+    mode_now, model_now = session.configure(permission_mode=mode, model=model)
+    return {"permissionMode": mode_now, "model": model_now}
+
+
+HANDLERS = {
+    SESSION_NEW: session_new,
+    CHAT_SEND: chat_send,
+    SESSION_MESSAGES: session_messages,
+    SESSION_LIST: session_list,
+    SESSION_CLOSE: session_close,
+    SESSION_CANCEL: session_cancel,
+    SESSION_COMPACT: session_compact,
+    SESSION_CONFIGURE: session_configure,
+}
 
 
 async def resume(
@@ -225,7 +248,7 @@ async def resume(
     cwd: str | None,
     model: str | None,
     mode: PermissionMode | None,
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """``wave/session/new`` with a ``sessionId``: the live session, else the saved one opened
     again (``open_saved``) in the mode it last had unless the client asks for another."""
     from wave_ls.session import CannotResume, open_saved
@@ -276,7 +299,7 @@ async def saved_session(ls: WaveServer, session_id: str, method: str) -> SavedSe
         raise JsonRpcInvalidParams(f"{method}: {error}") from None
 
 
-def permission_mode_param(p: dict[str, Any], method: str) -> PermissionMode | None:
+def permission_mode_param(p: dict[str, object], method: str) -> PermissionMode | None:
     """``permissionMode`` when given: one of the four modes, else InvalidParams."""
     mode = field(p, "permissionMode", str, method)
     if mode is not None and mode not in PERMISSION_MODES:
