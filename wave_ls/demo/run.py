@@ -27,7 +27,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TextIO, TypedDict
 
 from lsprotocol import types
 from pygls.io_ import run_async
@@ -53,6 +53,21 @@ MESSAGES = (FIX_MESSAGE, EXPLORE_MESSAGE, ISOLATED_MESSAGE, BACKGROUND_MESSAGE)
 OFFLINE_MODEL = "wave-offline-demo"
 # The model configuration of the user's environment, which the offline demo leaves out.
 MODEL_ENV_PREFIXES = ("OPENAI_", "WAVE_MODEL", "WAVE_FAST_MODEL")
+
+
+class TurnResult(TypedDict):
+    """The answer to ``wave/chat/send`` (PROTOCOL.md)."""
+
+    status: str
+    text: str
+    usage: NotRequired[dict[str, object]]
+    error: NotRequired[str]
+
+
+class Transcript(TypedDict):
+    """The answer to ``wave/session/messages``."""
+
+    messages: list[dict[str, object]]
 
 
 @dataclass
@@ -90,7 +105,7 @@ class DemoClient(LanguageClient):
             self.render_update(params)
 
         @self.feature("wave/permission/request")
-        async def on_permission(params: dict[str, Any]) -> dict[str, Any]:
+        async def on_permission(params: dict[str, Any]) -> dict[str, object]:
             self.end_stream()
             self.permissions.append(params["summary"])
             return await self.answer_permission(params["summary"])
@@ -123,7 +138,7 @@ class DemoClient(LanguageClient):
         )
         return server
 
-    async def answer_permission(self, summary: str) -> dict[str, Any]:
+    async def answer_permission(self, summary: str) -> dict[str, object]:
         if not self.live:  # the demo's own script, in its throwaway repository
             self.console.print(f"  [yellow]? allow {escape(summary)}[/] → yes (the demo approves)")
             return {"allowed": True}
@@ -261,7 +276,9 @@ class Children:
                 os.killpg(pid, signal.SIGKILL)
 
 
-async def start_fake_model(script_path: Path, env: dict[str, str]) -> tuple[Any, str]:
+async def start_fake_model(
+    script_path: Path, env: dict[str, str]
+) -> tuple[asyncio.subprocess.Process, str]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -300,7 +317,7 @@ async def stop(process: asyncio.subprocess.Process | None, grace: float) -> None
         await process.wait()
 
 
-def console_for(stream: Any = None) -> Console:
+def console_for(stream: TextIO | None = None) -> Console:
     """rich on a terminal; elsewhere (a pipe, a file) lines as long as they are, never
     cut or wrapped at 80 columns."""
     stream = stream or sys.stdout
@@ -317,94 +334,137 @@ async def run_demo(
     ask: Ask | None = None,
 ) -> int:
     """The demo; with ``live``, on the configured endpoint, asking ``ask`` at each prompt."""
-    from wave_ls.runtime.settings import RuntimeSettings
-
     children = children or Children()
-    if live:
-        settings = RuntimeSettings.from_env()
-        problem = settings.problem()
-        if problem:
-            console.print(f"wave-ls demo --live: {escape(problem)}")
-            return 2
-        console.print(
-            f"wave-ls demo --live: the model is {escape(settings.model or '')} at "
-            f"{escape(settings.base_url or 'the OpenAI API')} (your endpoint, not the offline "
-            "one); each permission prompt is asked here."
-        )
+    if live and not live_endpoint_usable(console):
+        return 2
     with tempfile.TemporaryDirectory(prefix="wave-demo-") as tmp:
         project, home = Path(tmp) / "project", Path(tmp) / "home"
         project.mkdir()
         home.mkdir()
         make_project(project)
         env = dict(os.environ if live else offline_env(os.environ), HOME=str(home))
-        fake = None
         client = DemoClient(console, live=live, ask=ask)
-        stderr: list[str] = []
-        stderr_task: asyncio.Task[None] | None = None
-        conversing: asyncio.Future[tuple[list[dict[str, Any]], dict[str, Any]]] | None = None
-        exited: asyncio.Future[int] | None = None
-        server: asyncio.subprocess.Process | None = None
-        try:
-            if not live:
-                script = Path(tmp) / "script.json"
-                script.write_text(json.dumps(demo_script()), encoding="utf-8")
-                fake, url = await start_fake_model(script, env)
-                children.add(fake)
-                env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="offline", WAVE_MODEL=OFFLINE_MODEL)
-            console.print(
-                Panel.fit(
-                    f"model: [bold]{escape(env['WAVE_MODEL'])}[/] at "
-                    f"{escape(env.get('OPENAI_BASE_URL') or 'the OpenAI API')}"
-                    f"{' (offline, scripted)' if fake else ' (live)'}\n"
-                    f"project: {project} (a throwaway git repo)",
-                    title="wave-ls demo",
-                )
-            )
-            server = await client.start_server(env)
-            children.add(server)
-            stderr_task = asyncio.create_task(drain(server.stderr, stderr))
-            conversing = asyncio.ensure_future(converse(client, console, project))
-            exited = asyncio.ensure_future(server.wait())
-            await asyncio.wait({conversing, exited}, return_when=asyncio.FIRST_COMPLETED)
-            if not conversing.done():  # the answers it waits for will never come
-                raise RuntimeError(
-                    f"Server process {server.pid} exited with return code: {server.returncode}"
-                )
-            outcome = conversing.result()
-            await asyncio.wait_for(exited, 10)  # it was told to exit: let it settle
-        except asyncio.CancelledError:
-            # Ctrl-C: nothing more is shown, and answers to the requests given up on are
-            # not errors (pygls logs each as one).
-            client.quiet = True
-            logging.getLogger("pygls").setLevel(logging.CRITICAL)
-            raise
-        finally:
-            for task in (stderr_task, conversing, exited, client.reading):
-                if task is not None:
-                    task.cancel()
-            if server is not None and server.returncode is None:
-                if server.stdin is not None:  # end of input: the server closes its sessions
-                    server.stdin.close()
-                await stop_after(server, 0.4)
-            await stop(fake, 0.2)
-        results, messages = outcome
-        diff = subprocess.run(
-            ["git", "diff", "--stat"], cwd=project, capture_output=True, text=True
-        ).stdout
-        console.print(
-            Panel.fit(
-                f"turns: {len(results)} ({', '.join(r['status'] for r in results)})\n"
-                f"messages in the transcript: {len(messages['messages'])}\n"
-                f"tool calls: {client.tool_calls}; permission prompts: {len(client.permissions)}\n"
-                f"subagent delegations: {escape(', '.join(client.delegations)) or 'none'}\n"
-                f"kept worktrees: {len(client.worktrees)} (deleted with the demo's repository)\n"
-                f"tokens: {client.main_tokens + client.subagent_tokens:,} "
-                f"(main agent {client.main_tokens:,}, subagents {client.subagent_tokens:,})\n"
-                f"git diff --stat:\n{diff.strip() or '(no changes)'}",
-                title="what happened",
-            )
-        )
+        script = None if live else Path(tmp) / "script.json"
+        results, transcript = await run_children(client, project, env, children, script)
+        show_summary(console, client, project, results, transcript)
         return 0 if all(r["status"] == "completed" for r in results) else 1
+
+
+def live_endpoint_usable(console: Console) -> bool:
+    """Whether the configured endpoint can be used (said why not, else which it is)."""
+    from wave_ls.runtime.settings import RuntimeSettings
+
+    settings = RuntimeSettings.from_env()
+    problem = settings.problem()
+    if problem:
+        console.print(f"wave-ls demo --live: {escape(problem)}")
+        return False
+    console.print(
+        f"wave-ls demo --live: the model is {escape(settings.model or '')} at "
+        f"{escape(settings.base_url or 'the OpenAI API')} (your endpoint, not the offline "
+        "one); each permission prompt is asked here."
+    )
+    return True
+
+
+async def run_children(
+    client: DemoClient,
+    project: Path,
+    env: dict[str, str],
+    children: Children,
+    script: Path | None,
+) -> tuple[list[TurnResult], Transcript]:
+    """Start the offline model (when given its ``script``'s path) and the server, hold the
+    conversation, and end them both, whatever happened."""
+    console = client.console
+    fake = None
+    stderr: list[str] = []
+    stderr_task: asyncio.Task[None] | None = None
+    conversing: asyncio.Future[tuple[list[TurnResult], Transcript]] | None = None
+    exited: asyncio.Future[int] | None = None
+    server: asyncio.subprocess.Process | None = None
+    try:
+        if script is not None:
+            fake = await start_offline_model(script, env, children)
+        show_setup(console, env, project, offline=fake is not None)
+        server = await client.start_server(env)
+        children.add(server)
+        stderr_task = asyncio.create_task(drain(server.stderr, stderr))
+        conversing = asyncio.ensure_future(converse(client, console, project))
+        exited = asyncio.ensure_future(server.wait())
+        await asyncio.wait({conversing, exited}, return_when=asyncio.FIRST_COMPLETED)
+        if not conversing.done():  # the answers it waits for will never come
+            raise RuntimeError(
+                f"Server process {server.pid} exited with return code: {server.returncode}"
+            )
+        outcome = conversing.result()
+        await asyncio.wait_for(exited, 10)  # it was told to exit: let it settle
+    except asyncio.CancelledError:
+        # Ctrl-C: nothing more is shown, and answers to the requests given up on are
+        # not errors (pygls logs each as one).
+        client.quiet = True
+        logging.getLogger("pygls").setLevel(logging.CRITICAL)
+        raise
+    finally:
+        for task in (stderr_task, conversing, exited, client.reading):
+            if task is not None:
+                task.cancel()
+        if server is not None and server.returncode is None:
+            if server.stdin is not None:  # end of input: the server closes its sessions
+                server.stdin.close()
+            await stop_after(server, 0.4)
+        await stop(fake, 0.2)
+    return outcome
+
+
+async def start_offline_model(
+    script: Path, env: dict[str, str], children: Children
+) -> asyncio.subprocess.Process:
+    """The fake model serving the demo's script; ``env`` then points the server at it."""
+    script.write_text(json.dumps(demo_script()), encoding="utf-8")
+    fake, url = await start_fake_model(script, env)
+    children.add(fake)
+    env.update(OPENAI_BASE_URL=url, OPENAI_API_KEY="offline", WAVE_MODEL=OFFLINE_MODEL)
+    return fake
+
+
+def show_setup(console: Console, env: Mapping[str, str], project: Path, *, offline: bool) -> None:
+    """The model the demo talks to and the project it works in."""
+    console.print(
+        Panel.fit(
+            f"model: [bold]{escape(env['WAVE_MODEL'])}[/] at "
+            f"{escape(env.get('OPENAI_BASE_URL') or 'the OpenAI API')}"
+            f"{' (offline, scripted)' if offline else ' (live)'}\n"
+            f"project: {project} (a throwaway git repo)",
+            title="wave-ls demo",
+        )
+    )
+
+
+def show_summary(
+    console: Console,
+    client: DemoClient,
+    project: Path,
+    results: list[TurnResult],
+    transcript: Transcript,
+) -> None:
+    """What happened: the turns, the tools and subagents, the tokens and the diff."""
+    diff = subprocess.run(
+        ["git", "diff", "--stat"], cwd=project, capture_output=True, text=True
+    ).stdout
+    console.print(
+        Panel.fit(
+            f"turns: {len(results)} ({', '.join(r['status'] for r in results)})\n"
+            f"messages in the transcript: {len(transcript['messages'])}\n"
+            f"tool calls: {client.tool_calls}; permission prompts: {len(client.permissions)}\n"
+            f"subagent delegations: {escape(', '.join(client.delegations)) or 'none'}\n"
+            f"kept worktrees: {len(client.worktrees)} (deleted with the demo's repository)\n"
+            f"tokens: {client.main_tokens + client.subagent_tokens:,} "
+            f"(main agent {client.main_tokens:,}, subagents {client.subagent_tokens:,})\n"
+            f"git diff --stat:\n{diff.strip() or '(no changes)'}",
+            title="what happened",
+        )
+    )
 
 
 async def stop_after(process: asyncio.subprocess.Process, wait: float) -> None:
@@ -417,7 +477,7 @@ async def stop_after(process: asyncio.subprocess.Process, wait: float) -> None:
 
 async def converse(
     client: DemoClient, console: Console, project: Path
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[TurnResult], Transcript]:
     """The scripted conversation: each message, then the background run's notice."""
     await client.initialize_async(
         types.InitializeParams(
@@ -433,7 +493,7 @@ async def converse(
     session = await client.protocol.send_request_async(
         "wave/session/new", {"cwd": str(project), "permissionMode": "default"}
     )
-    results = []
+    results: list[TurnResult] = []
     for text in MESSAGES:
         you(console, text)
         result = await client.protocol.send_request_async(

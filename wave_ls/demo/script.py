@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import subprocess
 from pathlib import Path
-from typing import Any
 
 PROJECT_FILES = {
     "calc.py": '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a - b\n'
@@ -24,6 +24,7 @@ ISOLATED_MESSAGE = "Add a sub function to calc.py, but in an isolated worktree s
 ISOLATED_TASK = "In calc.py, add a function sub(a, b) that returns a - b, below add."
 BACKGROUND_MESSAGE = "Run the tests in the background; tell me when they are done."
 BACKGROUND_TASK = "Run the calculator tests and report how many pass."
+BACKGROUND_DONE = "Both tests pass (2 passed)."  # the subagent's answer, and its notice's
 TESTS = "python3 -c 'import test_calc as t; t.test_add(); t.test_mul(); print(\"2 passed\")'"
 CHECK = (
     "python3 -c 'import calc; assert calc.add(2, 3) == 5; print(\"add(2, 3) =\", calc.add(2, 3))'"
@@ -45,163 +46,134 @@ def make_project(root: Path) -> None:
         subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
 
 
-def call(name: str, **arguments: Any) -> dict[str, Any]:
+# The fake model's script (docs/fake-model.md): JSON, route by route.
+ToolCall = dict[str, object]
+Step = dict[str, object]
+Route = dict[str, object]
+# The main agent's replies stream in small chunks, so the terminal shows them arrive.
+SLOW = {"chunk_size": 6, "chunk_delay": 0.02}
+
+
+def call(name: str, **arguments: object) -> ToolCall:
+    """A tool call the model makes."""
     return {"name": name, "arguments": arguments}
 
 
-def demo_script() -> dict[str, Any]:
+def step(content: str | None = None, *calls: ToolCall, delay: float | None = None) -> Step:
+    """One model reply: its text and tool calls, streamed slowly, or all at once after
+    ``delay`` seconds (a subagent's)."""
+    reply: Step = {} if content is None else {"content": content}
+    if calls:
+        reply["tool_calls"] = list(calls)
+    return {**reply, **(SLOW if delay is None else {"delay": delay})}
+
+
+def route(match: str, *steps: Step) -> Route:
+    """The replies to a conversation whose last user message holds ``match``."""
+    return {"match": match, "steps": list(steps)}
+
+
+ROUTES: list[Route] = [
+    # The main agent's (the bug fixed, then one delegation of each kind) and the subagents'
+    # (each matches the task it was given). Order counts: a tie goes to the first listed.
+    route(
+        "add function in calc.py is broken",
+        step(
+            "Let me look at the calculator first.",
+            call("Grep", pattern="def add", output_mode="content", **{"-n": True}),
+            call("Read", file_path="calc.py"),
+        ),
+        step(
+            "`add` subtracts instead of adding. Fixing it.",
+            call(
+                "Edit",
+                file_path="calc.py",
+                old_string="return a - b",
+                new_string="return a + b",
+            ),
+        ),
+        step("Now let me check the fix.", call("Bash", command=CHECK, description="Check add()")),
+        step(
+            "Fixed: `add` in calc.py returned `a - b`; it now returns `a + b`, and "
+            "`add(2, 3)` gives 5."
+        ),
+    ),
+    route(
+        "where are the tests for the calculator",
+        step(
+            "I'll ask the Explore subagent to find them.",
+            call(
+                "Agent",
+                description="Find calculator tests",
+                prompt=EXPLORE_TASK,
+                subagent_type="Explore",
+            ),
+        ),
+        step("The tests are in `test_calc.py`: `test_add` and `test_mul`."),
+    ),
+    route(
+        ISOLATED_MESSAGE,
+        step(
+            "I'll have a subagent do it in its own worktree.",
+            call(
+                "Agent",
+                description="Add sub() in a worktree",
+                prompt=ISOLATED_TASK,
+                subagent_type="general-purpose",
+                isolation="worktree",
+            ),
+        ),
+        step(
+            "Done: `sub` was added on a branch of its own, in the worktree shown above; "
+            "your working tree is untouched."
+        ),
+    ),
+    route(
+        ISOLATED_TASK,
+        step(
+            None,
+            call(
+                "Edit",
+                file_path="calc.py",
+                old_string="def mul(a, b):",
+                new_string="def sub(a, b):\n    return a - b\n\n\ndef mul(a, b):",
+            ),
+            delay=0.2,
+        ),
+        step("Added sub(a, b) to calc.py.", delay=0.2),
+    ),
+    route(
+        BACKGROUND_MESSAGE,
+        step(
+            None,
+            call(
+                "Agent",
+                description="Run the tests",
+                prompt=BACKGROUND_TASK,
+                subagent_type="test-runner",
+                run_in_background=True,
+            ),
+        ),
+        step("The tests are running in the background; I'll tell you when they finish."),
+    ),
+    route(
+        BACKGROUND_TASK,
+        step(None, call("Bash", command=TESTS, description="Run the tests"), delay=0.5),
+        step(BACKGROUND_DONE, delay=0.5),
+    ),
+    route(
+        BACKGROUND_DONE,
+        step("The background test run finished: both tests pass."),
+    ),
+    route(
+        EXPLORE_TASK,
+        step(None, call("Glob", pattern="**/test_*.py"), delay=0.3),
+        step(None, call("Read", file_path="test_calc.py"), delay=0.3),
+        step("test_calc.py tests calc.add (test_add) and calc.mul (test_mul).", delay=0.3),
+    ),
+]
+
+
+def demo_script() -> dict[str, list[Route]]:
     """What the offline model answers, route by route (see docs/fake-model.md)."""
-    slow = {"chunk_size": 6, "chunk_delay": 0.02}
-    return {
-        "routes": [
-            {
-                "match": "add function in calc.py is broken",
-                "steps": [
-                    {
-                        "content": "Let me look at the calculator first.",
-                        "tool_calls": [
-                            call("Grep", pattern="def add", output_mode="content", **{"-n": True}),
-                            call("Read", file_path="calc.py"),
-                        ],
-                        **slow,
-                    },
-                    {
-                        "content": "`add` subtracts instead of adding. Fixing it.",
-                        "tool_calls": [
-                            call(
-                                "Edit",
-                                file_path="calc.py",
-                                old_string="return a - b",
-                                new_string="return a + b",
-                            )
-                        ],
-                        **slow,
-                    },
-                    {
-                        "content": "Now let me check the fix.",
-                        "tool_calls": [call("Bash", command=CHECK, description="Check add()")],
-                        **slow,
-                    },
-                    {
-                        "content": "Fixed: `add` in calc.py returned `a - b`; it now returns "
-                        "`a + b`, and `add(2, 3)` gives 5.",
-                        **slow,
-                    },
-                ],
-            },
-            {
-                "match": "where are the tests for the calculator",
-                "steps": [
-                    {
-                        "content": "I'll ask the Explore subagent to find them.",
-                        "tool_calls": [
-                            call(
-                                "Agent",
-                                description="Find calculator tests",
-                                prompt=EXPLORE_TASK,
-                                subagent_type="Explore",
-                            )
-                        ],
-                        **slow,
-                    },
-                    {
-                        "content": "The tests are in `test_calc.py`: `test_add` and `test_mul`.",
-                        **slow,
-                    },
-                ],
-            },
-            {
-                "match": ISOLATED_MESSAGE,
-                "steps": [
-                    {
-                        "content": "I'll have a subagent do it in its own worktree.",
-                        "tool_calls": [
-                            call(
-                                "Agent",
-                                description="Add sub() in a worktree",
-                                prompt=ISOLATED_TASK,
-                                subagent_type="general-purpose",
-                                isolation="worktree",
-                            )
-                        ],
-                        **slow,
-                    },
-                    {
-                        "content": "Done: `sub` was added on a branch of its own, in the "
-                        "worktree shown above; your working tree is untouched.",
-                        **slow,
-                    },
-                ],
-            },
-            {
-                "match": ISOLATED_TASK,
-                "steps": [
-                    {
-                        "tool_calls": [
-                            call(
-                                "Edit",
-                                file_path="calc.py",
-                                old_string="def mul(a, b):",
-                                new_string="def sub(a, b):\n    return a - b\n\n\ndef mul(a, b):",
-                            )
-                        ],
-                        "delay": 0.2,
-                    },
-                    {"content": "Added sub(a, b) to calc.py.", "delay": 0.2},
-                ],
-            },
-            {
-                "match": BACKGROUND_MESSAGE,
-                "steps": [
-                    {
-                        "tool_calls": [
-                            call(
-                                "Agent",
-                                description="Run the tests",
-                                prompt=BACKGROUND_TASK,
-                                subagent_type="test-runner",
-                                run_in_background=True,
-                            )
-                        ],
-                        **slow,
-                    },
-                    {
-                        "content": "The tests are running in the background; I'll tell you "
-                        "when they finish.",
-                        **slow,
-                    },
-                ],
-            },
-            {
-                "match": BACKGROUND_TASK,
-                "steps": [
-                    {
-                        "tool_calls": [call("Bash", command=TESTS, description="Run the tests")],
-                        "delay": 0.5,
-                    },
-                    {"content": "Both tests pass (2 passed).", "delay": 0.5},
-                ],
-            },
-            {
-                "match": "Both tests pass (2 passed).",
-                "steps": [
-                    {"content": "The background test run finished: both tests pass.", **slow},
-                ],
-            },
-            {
-                "match": EXPLORE_TASK,
-                "steps": [
-                    {
-                        "tool_calls": [call("Glob", pattern="**/test_*.py")],
-                        "delay": 0.3,
-                    },
-                    {"tool_calls": [call("Read", file_path="test_calc.py")], "delay": 0.3},
-                    {
-                        "content": "test_calc.py tests calc.add (test_add) and calc.mul "
-                        "(test_mul).",
-                        "delay": 0.3,
-                    },
-                ],
-            },
-        ],
-    }
+    return {"routes": copy.deepcopy(ROUTES)}
