@@ -1,11 +1,11 @@
-"""Terminal adapters: live progress on stderr with rich, permission prompts on the tty."""
+"""Terminal adapters: live progress on stderr, permission prompts on the tty."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TextIO
 
 from wave_ls.runtime.core import (
     Event,
@@ -14,9 +14,6 @@ from wave_ls.runtime.core import (
     ToolBlockUpdated,
     UsageUpdated,
 )
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 # How a user of the command line lets edits or everything run without a prompt.
 ALLOW_HINT = (
@@ -27,32 +24,53 @@ ALLOW_HINT = (
 
 class TerminalProgress:
     """An ``EventSink`` printing tool calls and token use to stderr as they happen. A
-    turn's failure is not printed here: the command prints it once, when the turn ends."""
+    turn's failure is not printed here: the command prints it once, when the turn ends.
 
-    def __init__(self, console: Console | None = None) -> None:
-        self._console = console
+    Plain writes, coloured on a terminal (``NO_COLOR``, ``TERM=dumb`` and ``FORCE_COLOR``
+    as usual): rich cost 20-60 ms to import at the first answer's line, which was on the
+    path of the first tool call (a delegation's launch, issue 30), and its markup read
+    brackets in a command as styles."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
         self.total_tokens = 0
-
-    @property
-    def console(self) -> Console:
-        # rich costs ~20 ms to import; nothing is printed before the first model answer.
-        if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(stderr=True, highlight=False)
-        return self._console
+        self._color: bool | None = None
 
     def emit(self, event: Event) -> None:
         match event:
             case ToolBlockUpdated(status="running", short_result=""):
-                self.console.print(f"[cyan]→ {event.name}[/] {compact(event.arguments)}")
+                self._line(f"{self._style('36', f'→ {event.name}')} {compact(event.arguments)}")
             case ToolBlockUpdated(status="completed" | "failed"):
-                mark = "[green]✓[/]" if event.status == "completed" else "[red]✗[/]"
+                ok = event.status == "completed"
+                mark = self._style("32", "✓") if ok else self._style("31", "✗")
                 detail = event.short_result or first_line(event.result or "")
-                self.console.print(f"  {mark} {event.name}: {detail}")
+                self._line(f"  {mark} {event.name}: {detail}")
             case UsageUpdated(total=total):
                 self.total_tokens = total.total_tokens
-                self.console.print(f"[dim]  tokens so far: {total.total_tokens:,}[/]")
+                self._line(self._style("2", f"  tokens so far: {total.total_tokens:,}"))
+
+    def _line(self, text: str) -> None:
+        stream = self.stream or sys.stderr
+        stream.write(text + "\n")
+        stream.flush()
+
+    def _style(self, code: str, text: str) -> str:
+        if self._color is None:
+            self._color = colors(self.stream or sys.stderr)
+        return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
+
+
+def colors(stream: TextIO) -> bool:
+    """Whether lines written to ``stream`` are coloured: a terminal, unless ``NO_COLOR`` or
+    ``TERM=dumb``; always with ``FORCE_COLOR``."""
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # closed, or not a file
+        return False
 
 
 class TerminalAsker:
