@@ -226,7 +226,9 @@ class OpenAIModelClient:
                 raise ModelError(await _not_a_stream(response, content_type, where))
             decoder = SseDecoder()
             on_thinking = request.on_thinking
-            lines = response.iter_lines().__aiter__()
+            # Bytes, split into lines by the decoder: httpx's text and line decoders cost
+            # as much as the decoding itself.
+            pieces = response.iter_bytes().__aiter__()
             loop = asyncio.get_running_loop()
             # Until the first token the endpoint may be reading the prompt: its own, longer
             # limit; then the silence limit between tokens.
@@ -234,7 +236,8 @@ class OpenAIModelClient:
             armed_at, armed_limit = 0.0, 0.0
             try:
                 async with gap:
-                    while True:
+                    done = False
+                    while not done:
                         limit = self.read_timeout if assembly.started else self.first_token_timeout
                         now = loop.time()
                         # Moved when it would move by a hundredth of the limit (a timer moved
@@ -243,7 +246,7 @@ class OpenAIModelClient:
                             armed_at, armed_limit = now, limit
                             gap.reschedule(now + limit)
                         try:
-                            line = await lines.__anext__()
+                            piece = await pieces.__anext__()
                         except StopAsyncIteration:
                             break
                         except httpx_timeout_errors() as error:
@@ -256,19 +259,18 @@ class OpenAIModelClient:
                                 f"The connection to the model endpoint {where} was lost "
                                 f"mid-stream: {_root_cause(error)}. Try again."
                             ) from error
-                        data = decoder.feed(line)
-                        if data is None:
-                            continue
-                        if data == "[DONE]":
-                            if keep:  # else the response closes unread: its connection too
-                                await _finish_body(stack.pop_all(), lines)
-                            break
-                        text, thought = assembly.add(parse_chunk(data, where), where)
-                        # Our own code below: its errors are not the endpoint's.
-                        if thought and on_thinking is not None:
-                            on_thinking(thought)
-                        if text and on_delta is not None:
-                            on_delta(text)
+                        for data in decoder.feed_bytes(piece):
+                            if data == "[DONE]":
+                                if keep:  # else the response closes unread: its connection too
+                                    await _finish_body(stack.pop_all(), pieces)
+                                done = True
+                                break
+                            text, thought = assembly.add(parse_chunk(data, where), where)
+                            # Our own code below: its errors are not the endpoint's.
+                            if thought and on_thinking is not None:
+                                on_thinking(thought)
+                            if text and on_delta is not None:
+                                on_delta(text)
             except TimeoutError as error:
                 if not gap.expired():
                     raise
@@ -295,12 +297,21 @@ class OpenAIModelClient:
         if key not in clients:
             import openai
 
+            from wave_ls.runtime.asyncio_network import AsyncioTransport
+
+            # httpx's own stack on plain asyncio streams (see asyncio_network): anyio's cost
+            # two epoll changes and a cancel scope a token.
+            context = tls_context.prepared()
+            transport = AsyncioTransport(
+                verify=True if context is None else context,
+                limits=openai.DEFAULT_CONNECTION_LIMITS,
+            )
             clients[key] = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(read, connect=min(CONNECT_TIMEOUT, self.read_timeout)),
-                **tls_context.client_options(),
+                http_client=openai.DefaultAsyncHttpxClient(transport=transport),
             )
         return clients[key]
 
@@ -588,7 +599,7 @@ _FINISHING: set[asyncio.Task[None]] = set()
 
 
 async def _finish_body(
-    response_scope: contextlib.AsyncExitStack, lines: AsyncIterator[str]
+    response_scope: contextlib.AsyncExitStack, pieces: AsyncIterator[bytes]
 ) -> None:
     """Read the rest of the body and close the response, waiting at most
     ``DRAIN_GRACE_SECONDS`` for it: a server whose end of body lags ``[DONE]`` (a keep-alive
@@ -598,7 +609,7 @@ async def _finish_body(
 
     async def finish() -> None:
         async with response_scope:
-            await _drain(lines)
+            await _drain(pieces)
 
     task = asyncio.ensure_future(finish())
     _FINISHING.add(task)
@@ -612,14 +623,14 @@ def _log_failure(task: asyncio.Task[None]) -> None:
         log.debug("closing a finished model response failed", exc_info=task.exception())
 
 
-async def _drain(lines: AsyncIterator[str]) -> None:
+async def _drain(pieces: AsyncIterator[bytes]) -> None:
     """Read what follows ``[DONE]`` (normally only the end of the body), for at most
     ``DRAIN_SECONDS``: httpx puts a connection back in its pool only once its response was
     read to the end, so otherwise every model request opened a new connection (and, to a
     real endpoint, a new TLS session: a handshake of latency and ~5 ms of CPU)."""
     with contextlib.suppress(TimeoutError, *httpx_transport_errors()):
         async with asyncio.timeout(DRAIN_SECONDS):
-            async for _ in lines:
+            async for _ in pieces:
                 pass
 
 
