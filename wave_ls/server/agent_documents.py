@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
         Outline,
         TextRange,
     )
-    from wave_ls.agents.definition import Problem
+    from wave_ls.agents.definition import AgentCatalog, Problem
     from wave_ls.agents.discovery import AgentDir, ParsedFile
     from wave_ls.runtime.model_list import ModelList
     from wave_ls.server.app import WaveServer
@@ -236,7 +236,7 @@ class AgentDocuments:
 
     @staticmethod
     def _diagnostic(problem: Problem, where: types.Range) -> types.Diagnostic:
-        data: dict[str, Any] = {}
+        data: dict[str, object] = {}
         if problem.suggestion:
             data["suggestion"] = problem.suggestion
         return types.Diagnostic(
@@ -328,7 +328,7 @@ class AgentDocuments:
         return self._tool_docs or {}
 
 
-def tool_descriptions(catalog: Any) -> dict[str, str]:
+def tool_descriptions(catalog: AgentCatalog) -> dict[str, str]:
     """Each tool's description as the model reads it (``Agent``'s lists ``catalog``)."""
     from wave_ls.session import session_tools
     from wave_ls.subagents.agent_tool import AGENT_TOOL, agent_tool_description

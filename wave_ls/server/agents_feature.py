@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import operator
-from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -21,8 +20,8 @@ KIND_AGENT = 7  # Class: stands out from files in every client
 KIND_FILE = 17
 
 
-def completion_item(candidate: Candidate) -> dict[str, Any]:
-    item: dict[str, Any] = {
+def completion_item(candidate: Candidate) -> dict[str, object]:
+    item: dict[str, object] = {
         "label": candidate.label,
         "kind": KIND_AGENT if candidate.kind == "agent" else KIND_FILE,
         "detail": candidate.detail,
@@ -40,7 +39,7 @@ def completion_item(candidate: Candidate) -> dict[str, Any]:
 
 def register(server: WaveServer) -> None:
     @server.feature(AGENTS_LIST)
-    async def agents_list(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def agents_list(ls: WaveServer, params: object) -> dict[str, object]:
         p = require_object(params if params is not None else {}, AGENTS_LIST)
         cwd_text = field(p, "cwd", str, AGENTS_LIST)
         cwd = existing_dir(cwd_text, "cwd", AGENTS_LIST) if cwd_text else ls.root
@@ -51,7 +50,7 @@ def register(server: WaveServer) -> None:
         }
 
     @server.feature(COMPLETION)
-    async def chat_input_completion(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def chat_input_completion(ls: WaveServer, params: object) -> dict[str, object]:
         p = require_object(params, COMPLETION)
         text = required_str(p, "text", COMPLETION)
         cursor = field(p, "cursor", int, COMPLETION)

@@ -90,7 +90,7 @@ class WaveServer(LanguageServer):
             types.ShowMessageParams(type=types.MessageType.Warning, message=f"wave-ls: {message}")
         )
 
-    def notify(self, method: str, params: dict[str, Any]) -> None:
+    def notify(self, method: str, params: dict[str, object]) -> None:
         self.protocol.notify(method, params)
 
     def watch_editor(self, pid: int) -> None:
@@ -279,7 +279,7 @@ def create_server() -> WaveServer:
             ls.watch_editor(params.process_id)
 
     @server.feature(types.EXIT)
-    def exit_(ls: WaveServer, *_: Any) -> None:
+    def exit_(ls: WaveServer, *_: object) -> None:
         # pygls exits with this code; kept for the exit timer, which may end the process
         # first (a request stuck in a thread).
         ls.exit_code = 0 if ls.protocol.shutting_down else 1

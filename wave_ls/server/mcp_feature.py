@@ -4,7 +4,6 @@ session updates (docs/mcp.md, docs/protocol.md)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -17,7 +16,7 @@ MCP_APPROVE = "wave/mcp/approve"
 
 
 def register(server: WaveServer) -> None:
-    def status_changed(folder: Path, owner: str | None, row: dict[str, Any]) -> None:
+    def status_changed(folder: Path, owner: str | None, row: dict[str, object]) -> None:
         """Each live session that uses the server hears the change."""
         registry = server.sessions
         for session_id, session in list(registry.sessions.items()):
@@ -29,7 +28,7 @@ def register(server: WaveServer) -> None:
     on_status(status_changed)
 
     @server.feature(MCP_LIST)
-    async def mcp_list(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def mcp_list(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.mcp.manager import default_manager
 
         p = require_object(params, MCP_LIST)
@@ -37,7 +36,7 @@ def register(server: WaveServer) -> None:
         return {"servers": await default_manager().list(cwd, ls.home)}
 
     @server.feature(MCP_APPROVE)
-    async def mcp_approve(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def mcp_approve(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.mcp.manager import UnknownServer, default_manager
 
         p = require_object(params, MCP_APPROVE)

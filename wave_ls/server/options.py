@@ -39,7 +39,7 @@ _NUMBERS: dict[str, tuple[Callable[[object], object | None], str]] = {
 }
 
 
-def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[str]]:
+def parse_initialization_options(raw: object) -> tuple[InitializationOptions, list[str]]:
     """The options from the client's JSON, and one message per value that was ignored."""
     if raw is None:
         return InitializationOptions(), []
@@ -47,7 +47,7 @@ def parse_initialization_options(raw: Any) -> tuple[InitializationOptions, list[
         return InitializationOptions(), [
             f"initializationOptions must be an object, got {type(raw).__name__}; using defaults"
         ]
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {}  # checked above: each is its field's type
     problems: list[str] = []
     known = {f.name for f in fields(InitializationOptions)}
     for key, value in raw.items():

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wave_ls.runtime.core import PermissionDecision, PermissionRequest
 
@@ -39,7 +39,7 @@ class LspPermissionAsker:
     async def ask(self, request: PermissionRequest) -> PermissionDecision:
         if not self.server.client_experimental(CAPABILITY):
             return PermissionDecision(False, NO_PROMPT_MESSAGE.format(summary=request.summary))
-        params: dict[str, Any] = {
+        params: dict[str, object] = {
             "sessionId": self.session_id(),
             "toolName": request.tool_name,
             "arguments": request.arguments,
@@ -48,7 +48,9 @@ class LspPermissionAsker:
         if request.preview is not None:
             params["preview"] = request.preview
         try:
-            answer: Any = await self.server.protocol.send_request_async(PERMISSION_METHOD, params)
+            answer: object = await self.server.protocol.send_request_async(
+                PERMISSION_METHOD, params
+            )
         except Exception as exc:  # a client error must not kill the turn
             log.warning("permission request failed: %s", exc)
             return PermissionDecision(False, f"Permission to {request.summary} denied: {exc}")

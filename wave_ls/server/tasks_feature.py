@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from lsprotocol import types
 
 from wave_ls.server.app import WaveServer
@@ -15,13 +13,13 @@ TASKS_STOP = "wave/tasks/stop"
 
 def register(server: WaveServer) -> None:
     @server.feature(TASKS_LIST)
-    def tasks_list(ls: WaveServer, params: Any) -> dict[str, Any]:
+    def tasks_list(ls: WaveServer, params: object) -> dict[str, object]:
         p = require_object(params, TASKS_LIST)
         session = ls.sessions.get(required_str(p, "sessionId", TASKS_LIST), TASKS_LIST)
         return {"tasks": [info.to_json() for info in session.tasks.list()]}
 
     @server.feature(TASKS_STOP)
-    async def tasks_stop(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def tasks_stop(ls: WaveServer, params: object) -> dict[str, object]:
         p = require_object(params, TASKS_STOP)
         task_id = required_str(p, "taskId", TASKS_STOP)
         for session in ls.sessions.sessions.values():
@@ -30,5 +28,5 @@ def register(server: WaveServer) -> None:
         return {"stopped": False}
 
     @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: WaveServer, params: Any) -> None:
+    async def shutdown(ls: WaveServer, params: object) -> None:
         await ls.sessions.close_all()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcInvalidParams
 
@@ -26,7 +26,7 @@ UPDATE_KIND = "workspaceTrust"
 
 def register(server: WaveServer) -> None:
     @server.feature(WORKSPACE_STATUS)
-    async def workspace_status(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def workspace_status(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.runtime.trust import trust_status
 
         cwd = _cwd(params, WORKSPACE_STATUS)
@@ -34,7 +34,7 @@ def register(server: WaveServer) -> None:
         return status.to_json()
 
     @server.feature(WORKSPACE_TRUST)
-    async def workspace_trust(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def workspace_trust(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.runtime.trust import set_trust
 
         cwd = _cwd(params, WORKSPACE_TRUST)
@@ -47,7 +47,7 @@ def register(server: WaveServer) -> None:
         return status.to_json()
 
 
-def _cwd(params: Any, method: str) -> Path:
+def _cwd(params: object, method: str) -> Path:
     p = require_object(params, method)
     path = absolute_path(required_str(p, "cwd", method), "cwd", method)
     try:
@@ -58,7 +58,7 @@ def _cwd(params: Any, method: str) -> Path:
     return path
 
 
-def update_of(status: TrustStatus) -> dict[str, Any]:
+def update_of(status: TrustStatus) -> dict[str, object]:
     """The ``workspaceTrust`` session update: the status without ``cwd``."""
     fields = status.to_json()
     fields.pop("cwd")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
 from wave_ls.runtime.core import (
     AssistantContentDelta,
@@ -32,7 +31,7 @@ UPDATE_METHOD = "wave/session/update"
 DEFAULT_MAX_RATE = 30.0
 
 
-def event_to_update(event: Event) -> dict[str, Any] | None:
+def event_to_update(event: Event) -> dict[str, object] | None:
     """The update payload of one event (without ``sessionId``), or None to send nothing."""
     match event:
         case UserMessageAdded(message=message):
@@ -44,7 +43,7 @@ def event_to_update(event: Event) -> dict[str, Any] | None:
         case AssistantMessageAdded(message=message):
             return {"kind": "assistantMessage", "message": message.to_json()}
         case ToolBlockUpdated():
-            update: dict[str, Any] = {
+            update: dict[str, object] = {
                 "kind": "toolBlock",
                 "toolCallId": event.tool_call_id,
                 "name": event.name,
@@ -74,28 +73,30 @@ def event_to_update(event: Event) -> dict[str, Any] | None:
     return None
 
 
-def coalesce_key(update: dict[str, Any]) -> str | None:
+def coalesce_key(update: dict[str, object]) -> str | None:
     """Updates with the same key may be merged; None = must be sent as is."""
     if update["kind"] == "assistantDelta":
         return "assistant"
     if update["kind"] == "thinkingDelta":
         return "thinking"
     if update["kind"] == "toolBlock" and update["status"] in ("pending", "running"):
-        return "tool:" + update["toolCallId"]
+        return f"tool:{update['toolCallId']}"
     return None
 
 
 class Coalescer:
     """Sends payloads through ``send``, at most ``max_rate`` per second per key."""
 
-    def __init__(self, send: Callable[[dict[str, Any]], None], max_rate: float = DEFAULT_MAX_RATE):
+    def __init__(
+        self, send: Callable[[dict[str, object]], None], max_rate: float = DEFAULT_MAX_RATE
+    ):
         self.send = send
         self.interval = 1.0 / max_rate
         self.last_sent: dict[str, float] = {}
-        self.pending: dict[str, dict[str, Any]] = {}
+        self.pending: dict[str, dict[str, object]] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
 
-    def push(self, update: dict[str, Any]) -> None:
+    def push(self, update: dict[str, object]) -> None:
         key = coalesce_key(update)
         if key is None:
             self.flush()
@@ -127,16 +128,18 @@ class Coalescer:
         if update is not None:
             self._send_keyed(key, update)
 
-    def _send_keyed(self, key: str, update: dict[str, Any]) -> None:
+    def _send_keyed(self, key: str, update: dict[str, object]) -> None:
         self.last_sent[key] = time.monotonic()
         self.send(joined(update))
 
 
-def merge(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
+def merge(older: dict[str, object], newer: dict[str, object]) -> dict[str, object]:
     """One update standing for both; assistant deltas are concatenated (collected as parts
     and joined once when sent, so a burst of deltas costs linear time); thinking too."""
     if newer["kind"] in ("assistantDelta", "thinkingDelta"):
-        parts = older.get(_PARTS) or [older["delta"]]
+        parts = older.get(_PARTS)
+        if not isinstance(parts, list):
+            parts = [older["delta"]]
         parts.append(newer["delta"])
         return {**newer, _PARTS: parts}
     return newer
@@ -145,10 +148,10 @@ def merge(older: dict[str, Any], newer: dict[str, Any]) -> dict[str, Any]:
 _PARTS = "_parts"
 
 
-def joined(update: dict[str, Any]) -> dict[str, Any]:
+def joined(update: dict[str, object]) -> dict[str, object]:
     """The update as it is sent: held-back delta parts joined into ``delta``."""
     parts = update.get(_PARTS)
-    if parts is None:
+    if not isinstance(parts, list):
         return update
     return {**{k: v for k, v in update.items() if k != _PARTS}, "delta": "".join(parts)}
 
@@ -159,9 +162,9 @@ class SessionUpdateSink:
     def __init__(
         self,
         session_id: str,
-        notify: Callable[[str, dict[str, Any]], None],
+        notify: Callable[[str, dict[str, object]], None],
         max_rate: float = DEFAULT_MAX_RATE,
-        on_sent: Callable[[dict[str, Any]], None] = lambda _update: None,
+        on_sent: Callable[[dict[str, object]], None] = lambda _update: None,
     ) -> None:
         self.session_id = session_id
         self.notify = notify
@@ -173,13 +176,13 @@ class SessionUpdateSink:
         if update is not None:
             self.coalescer.push(update)
 
-    def push(self, update: dict[str, Any]) -> None:
+    def push(self, update: dict[str, object]) -> None:
         """An update that is not a runtime event (a background task changed, ...)."""
         self.coalescer.push(update)
 
     def flush(self) -> None:
         self.coalescer.flush()
 
-    def _send(self, update: dict[str, Any]) -> None:
+    def _send(self, update: dict[str, object]) -> None:
         self.notify(UPDATE_METHOD, {"sessionId": self.session_id, **update})
         self.on_sent(update)

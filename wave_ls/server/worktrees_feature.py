@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from wave_ls.server.app import WaveServer
 from wave_ls.server.params import absolute_path, existing_dir, field, require_object, required_str
+
+if TYPE_CHECKING:  # the worktree lifecycle is imported when a request needs it
+    from wave_ls.worktrees.isolation import IsolatedWorktree
 
 WORKTREES_LIST = "wave/worktrees/list"
 WORKTREES_DIFF = "wave/worktrees/diff"
@@ -19,7 +22,7 @@ WORKTREES_REMOVE = "wave/worktrees/remove"
 
 def register(server: WaveServer) -> None:
     @server.feature(WORKTREES_LIST)
-    async def worktrees_list(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def worktrees_list(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.worktrees.listing import list_wave_worktrees
 
         p = require_object(params if params is not None else {}, WORKTREES_LIST)
@@ -28,14 +31,14 @@ def register(server: WaveServer) -> None:
         return {"worktrees": await asyncio.to_thread(list_wave_worktrees, cwd)}
 
     @server.feature(WORKTREES_DIFF)
-    async def worktrees_diff(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def worktrees_diff(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.worktrees.model import WorktreeError
         from wave_ls.worktrees.review import diff_worktree
 
         path = _worktree_path(params, WORKTREES_DIFF)
         places = _places(ls)
 
-        def review() -> dict[str, Any]:
+        def review() -> dict[str, object]:
             return diff_worktree(_find(ls, path, places, WORKTREES_DIFF)).to_json()
 
         try:
@@ -46,21 +49,21 @@ def register(server: WaveServer) -> None:
             raise JsonRpcInternalError(f"{WORKTREES_DIFF}: {error}") from error
 
     @server.feature(WORKTREES_REMOVE)
-    async def worktrees_remove(ls: WaveServer, params: Any) -> dict[str, Any]:
+    async def worktrees_remove(ls: WaveServer, params: object) -> dict[str, object]:
         from wave_ls.worktrees.review import remove_worktree
 
         path = _worktree_path(params, WORKTREES_REMOVE)
         force = field(require_object(params, WORKTREES_REMOVE), "force", bool, WORKTREES_REMOVE)
         places = _places(ls)
 
-        def remove() -> dict[str, Any]:
+        def remove() -> dict[str, object]:
             return remove_worktree(_find(ls, path, places, WORKTREES_REMOVE), force=bool(force))
 
         # Shielded: a cancelled request must not stop a removal half-way.
         return await asyncio.shield(asyncio.to_thread(remove))
 
 
-def _worktree_path(params: Any, method: str) -> Path:
+def _worktree_path(params: object, method: str) -> Path:
     p = require_object(params, method)
     return absolute_path(required_str(p, "path", method), "path", method)
 
@@ -71,7 +74,7 @@ def _places(ls: WaveServer) -> list[Path]:
     return [ls.root, *(session.cwd for session in ls.sessions.sessions.values())]
 
 
-def _find(ls: WaveServer, path: Path, places: list[Path], method: str) -> Any:
+def _find(ls: WaveServer, path: Path, places: list[Path], method: str) -> IsolatedWorktree:
     """The listed worktree at ``path``, else InvalidParams (runs in a thread)."""
     from wave_ls.worktrees.review import UnknownWorktree, find_worktree
 
