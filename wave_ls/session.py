@@ -276,8 +276,6 @@ class AgentSession:
             self._turn_reason = "user"
             self._turn = asyncio.current_task()
             result = await self.conversation.run_turn(self.user_messages(text, supplied_files))
-            await self._settle_delegations()
-            return result
         finally:
             self._turn_reason = ""
             self._turn = None
@@ -285,6 +283,10 @@ class AgentSession:
             self._turn_ended()
             if self.tasks.pending_notices:
                 self._wake_soon()
+        # The clients saw the turn end: the next message may start while what the
+        # delegations left (an unchanged worktree's removal) ends; this answer waits for it.
+        await self._settle_delegations()
+        return result
 
     async def compact(self, instructions: str | None = None) -> Compaction:
         """Compact the conversation now (``wave/session/compact``). ``SessionBusy`` while a
@@ -338,13 +340,13 @@ class AgentSession:
                 self._turn = asyncio.current_task()
                 try:
                     await self.conversation.run_turn([])
-                    await self._settle_delegations()
                 except Exception:
                     log.exception("session %s: the turn for task notices failed", self.id)
                 finally:
                     self._turn_reason = ""
                     self._turn = None
                     self._turn_ended()
+            await self._settle_delegations()
 
     def _moved(self, cwd: Path, write_root: Path | None) -> None:
         """The session entered or left a worktree: its tools run there from now on."""
@@ -412,9 +414,10 @@ class AgentSession:
 
     async def _settle_delegations(self) -> None:
         """Wait for what delegations finish after their result, e.g. an unchanged
-        worktree's removal (a session without a catalog delegates nothing)."""
+        worktree's removal (a session without a catalog delegates nothing). Shielded: a
+        caller cancelled meanwhile leaves the removal running, never half done."""
         if self.subagents is not None:
-            await self.subagents.settle()
+            await asyncio.shield(self.subagents.settle())
 
     async def close(self) -> None:
         """End the session: cancel its turn, stop every background task (their worktree
