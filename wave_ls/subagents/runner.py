@@ -280,7 +280,7 @@ async def run_delegation(
         )
         conversation = Conversation(
             setup.config,
-            host.client,
+            workspace.client(host.client),  # an isolated run's first request begins its checkout
             workspace.context,
             sink=bridge,
             asker=asker,

@@ -308,30 +308,84 @@ def finish_when_made(making: asyncio.Future[Any], manager: WorktreeManager) -> N
     making.add_done_callback(end)
 
 
+Made = tuple[IsolatedWorktree, Confinement]
+
+
+class _Making:
+    """The checkout of a launched worktree, begun at most once (``WorktreeLaunch.begin``)."""
+
+    def __init__(self, make: Callable[[], IsolatedWorktree], manager: WorktreeManager) -> None:
+        self.make = make
+        self.manager = manager
+        self.ready: asyncio.Future[Made] = asyncio.get_running_loop().create_future()
+        self.begun = False
+
+    def begin(self) -> None:
+        if self.begun or self.ready.done():
+            return
+        self.begun = True
+        making = run_task(
+            asyncio.to_thread(_made_and_confined, self.make, self.manager),
+            "wave-worktree-create",
+            log_failure=False,
+        )
+        making.add_done_callback(self._settle)
+
+    def _settle(self, making: asyncio.Task[Made]) -> None:
+        if self.ready.done():  # dropped meanwhile: nobody will use it, the rule ends it
+            finish_when_made(making, self.manager)
+        elif making.cancelled():
+            self.ready.cancel()
+        elif (error := making.exception()) is not None:
+            self.ready.set_exception(error)
+        else:
+            self.ready.set_result(making.result())
+
+
 @dataclass(frozen=True)
 class WorktreeLaunch:
     """An isolated worktree on its way (``launch_worktree``).
 
     ``planned`` is the worktree as it will be (name, path, branch); ``ready`` gives it made,
     with the sandbox of its commands (``confine_isolated_worktree``), or raises why it could
-    not be made, leaving nothing behind. ``cwd_known``: the agent will start at
-    ``planned.cwd`` (else only ``ready``'s worktree says where).
+    not be made, leaving nothing behind, once ``begin`` has started git's checkout.
+    ``cwd_known``: the agent will start at ``planned.cwd`` (else only ``ready``'s worktree
+    says where).
     """
 
     planned: IsolatedWorktree
-    ready: asyncio.Future[tuple[IsolatedWorktree, Confinement]]
+    ready: asyncio.Future[Made]
     cwd_known: bool
     manager: WorktreeManager
+    _making: _Making
+
+    @property
+    def begun(self) -> bool:
+        return self._making.begun
+
+    def begin(self) -> None:
+        """Start git's checkout, the local copies and the sandbox in a thread (once)."""
+        self._making.begin()
+
+    def drop(self) -> None:
+        """Nobody will use the worktree: one not begun is never made (``ready`` is
+        cancelled); one begun is ended by the rule once made (``finish_when_made``)."""
+        if self._making.begun:
+            finish_when_made(self.ready, self.manager)
+        else:
+            self.ready.cancel()
 
 
 async def launch_worktree(
-    request: WorktreeRequest, manager: WorktreeManager | None = None
+    request: WorktreeRequest, manager: WorktreeManager | None = None, *, begin: bool = True
 ) -> WorktreeLaunch:
     """``create_isolated_worktree`` and ``confine_isolated_worktree`` in two steps, so the
     agent's first model request need not wait for git's checkout: what can refuse the
     worktree (WT-11, a bad name, no commit, the hooks) is raised here as an
     ``IsolationError``; the checkout, the local copies and the sandbox go on in a thread
-    (``WorktreeLaunch.ready``)."""
+    (``WorktreeLaunch.ready``), from now on, or with ``begin=False`` once the caller calls
+    ``WorktreeLaunch.begin`` (after its first request is out: the checkout's processes and
+    Python then do not compete with that request)."""
     wm = manager or default_manager()
     plan = await _create_detached(lambda: plan_worktree_sync(request, wm), wm)
     if isinstance(plan, IsolatedWorktree):
@@ -340,11 +394,12 @@ async def launch_worktree(
     else:
         planned, cwd_known = plan.planned(), plan.cwd_known
         make = lambda: make_worktree_sync(plan, wm)  # noqa: E731
-    ready = run_task(
-        asyncio.to_thread(_made_and_confined, make, wm), "wave-worktree-create", log_failure=False
-    )
-    ready.add_done_callback(_warm_sandbox)
-    return WorktreeLaunch(planned, ready, cwd_known, wm)
+    making = _Making(make, wm)
+    making.ready.add_done_callback(_warm_sandbox)
+    launch = WorktreeLaunch(planned, making.ready, cwd_known, wm, making)
+    if begin or isinstance(plan, IsolatedWorktree):  # one already in use ends by the rule
+        launch.begin()
+    return launch
 
 
 def _warm_sandbox(ready: asyncio.Future[tuple[IsolatedWorktree, Confinement]]) -> None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from wave_ls.runtime.core import ToolContext
+from wave_ls.runtime.core import ModelClient, ModelRequest, ModelResponse, ToolContext
 from wave_ls.worktrees.model import IsolationError
 
 if TYPE_CHECKING:  # imported by isolated runs only: an in-place one needs none of them
@@ -76,6 +76,17 @@ class Workspace:
         self._abandoned = False
         self.report = report
         show(report)
+
+    def client(self, client: ModelClient) -> ModelClient:
+        """The model client the run sends with: for a worktree not begun yet, one whose
+        first request begins git's checkout once it is on its way (``_BeginsAfterRequest``)."""
+        launch = self._launch
+        return client if launch is None or launch.begun else _BeginsAfterRequest(client, launch)
+
+    @property
+    def checkout_begun(self) -> bool:
+        """Whether git's checkout of its worktree has begun (False in place)."""
+        return self._launch is not None and self._launch.begun
 
     @property
     def tools_ready(self) -> Callable[[], Awaitable[ToolContext]] | None:
@@ -161,13 +172,12 @@ class Workspace:
         """Nobody waits for the worktree any more (a stopped run): once made, it is ended by
         the keep/remove rule in the background (once, however often this is called)."""
         if self._launch is not None and not self._abandoned:
-            from wave_ls.worktrees.isolation import finish_when_made
-
             self._abandoned = True
-            finish_when_made(self._launch.ready, self._launch.manager)
+            self._launch.drop()
 
     async def _wait(self) -> tuple[IsolatedWorktree, Confinement]:
         assert self._launch is not None
+        self._launch.begin()  # a tool call or the end waits for it: it starts now at the latest
         try:
             return await asyncio.shield(self._launch.ready)
         except asyncio.CancelledError:
@@ -222,17 +232,21 @@ async def open_workspace(
 
 async def _launch(request: WorkspaceRequest, cwd: Path) -> WorktreeLaunch:
     # On first use (~15 ms of imports): a session that never isolates never pays it.
-    from wave_ls.worktrees.isolation import WorktreeRequest, finish_when_made, launch_worktree
+    from wave_ls.worktrees.isolation import WorktreeRequest, launch_worktree
 
+    # The fallback, or the agent's directory, needs it made; else it is begun by the run's
+    # first request (``Workspace.client``) or its first tool call.
+    needed = request.in_place_fallback
     launch = await launch_worktree(
-        WorktreeRequest(cwd, home=request.home, owner=request.owner, session_id=request.session_id)
+        WorktreeRequest(cwd, home=request.home, owner=request.owner, session_id=request.session_id),
+        begin=needed,
     )
-    if request.in_place_fallback or not launch.cwd_known:
-        # The fallback, or the agent's directory, needs it made.
+    if needed or not launch.cwd_known:
+        launch.begin()
         try:
             await asyncio.shield(launch.ready)
         except asyncio.CancelledError:
-            finish_when_made(launch.ready, launch.manager)
+            launch.drop()
             raise
     return launch
 
@@ -254,3 +268,27 @@ async def _stop(running: asyncio.Future[Any]) -> None:
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await running
+
+
+class _BeginsAfterRequest:
+    """A run's model client that begins its worktree's checkout at its first request, once
+    that request is on its way: the request's task runs to its first wait (written, or
+    waiting for a connection) before the callback queued after it runs. Git's processes
+    and the thread's Python then do not compete with the request (issue 30: 7-9 ms of the
+    isolated launch); the model's answer takes longer than that anyway."""
+
+    def __init__(self, client: ModelClient, launch: WorktreeLaunch) -> None:
+        self._client = client
+        self._launch = launch
+
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ModelResponse:
+        if self._launch.begun:
+            return await self._client.complete(request, on_delta)
+        sending = asyncio.ensure_future(self._client.complete(request, on_delta))
+        asyncio.get_running_loop().call_soon(self._launch.begin)
+        return await sending
+
+    def __getattr__(self, name: str) -> Any:  # base_url and the like, as the client has them
+        return getattr(self._client, name)
