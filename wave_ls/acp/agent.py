@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from acp import RequestError
 from acp.schema import (
@@ -87,9 +87,13 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from acp.interfaces import Client
+    from acp.schema import ClientCapabilities
 
+    from wave_ls.acp.mcp_servers import GivenServers
+    from wave_ls.acp.prompt import ContentBlock
     from wave_ls.agents import AgentRegistry
     from wave_ls.mcp.config import ServerSpec
+    from wave_ls.runtime.loop import TurnResult
     from wave_ls.session import AgentSession, Resume
 
 log = logging.getLogger(__name__)
@@ -112,7 +116,8 @@ class LiveSession:
     session: AgentSession
     updates: SessionUpdates
     commands: CommandsAnnouncer
-    prompts: set[asyncio.Task[Any]] = field(default_factory=set)  # turns of pending prompts
+    # The turns of pending prompts (None: ``/trust``, answered without a turn).
+    prompts: set[asyncio.Task[TurnResult | None]] = field(default_factory=set)
     trust_settled: bool = False  # asked (or no need), and said what is held back
     offer_trust: bool = False  # something is held back: ``/trust`` is offered
     mcp_settled: bool = False  # its project servers waiting for approval were asked about
@@ -207,7 +212,10 @@ class WaveAgent:
     # ------------------------------------------------------------------ ACP methods
 
     async def initialize(
-        self, protocol_version: int, client_capabilities: Any = None, **_: Any
+        self,
+        protocol_version: int,
+        client_capabilities: ClientCapabilities | None = None,
+        **_: object,
     ) -> InitializeResponse:
         from acp import PROTOCOL_VERSION
 
@@ -234,7 +242,7 @@ class WaveAgent:
         )
 
     async def new_session(
-        self, cwd: str, mcp_servers: list[Any] | None = None, **_: Any
+        self, cwd: str, mcp_servers: GivenServers | None = None, **_: object
     ) -> NewSessionResponse:
         folder = existing_folder(cwd, "session/new")
         given = given_servers(mcp_servers)
@@ -246,7 +254,7 @@ class WaveAgent:
         )
 
     async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self, cwd: str, session_id: str, mcp_servers: GivenServers | None = None, **_: object
     ) -> LoadSessionResponse:
         live = await self._reopen(cwd, session_id, mcp_servers, "session/load")
         # A session already open on this connection keeps the servers it was opened with.
@@ -258,7 +266,7 @@ class WaveAgent:
         return LoadSessionResponse(modes=mode_state(mode), config_options=config_options(mode))
 
     async def resume_session(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None, **_: Any
+        self, cwd: str, session_id: str, mcp_servers: GivenServers | None = None, **_: object
     ) -> ResumeSessionResponse:
         """``session/load`` without the history sent again (the client has it)."""
         live = await self._reopen(cwd, session_id, mcp_servers, "session/resume")
@@ -266,7 +274,7 @@ class WaveAgent:
         mode = live.session.permission_mode
         return ResumeSessionResponse(modes=mode_state(mode), config_options=config_options(mode))
 
-    async def close_session(self, session_id: str, **_: Any) -> CloseSessionResponse:
+    async def close_session(self, session_id: str, **_: object) -> CloseSessionResponse:
         """End one session: its turn cancelled, its background tasks stopped, its transcript
         closed (``session/load`` or ``session/resume`` opens it again)."""
         await self._close(self._live(session_id, "session/close"))
@@ -281,7 +289,7 @@ class WaveAgent:
         await live.session.close()  # its own MCP servers stop, the folder's with the last
 
     async def set_config_option(
-        self, config_id: str, session_id: str, value: str | bool, **_: Any
+        self, config_id: str, session_id: str, value: str | bool, **_: object
     ) -> SetSessionConfigOptionResponse:
         live = self._live(session_id, "session/set_config_option")
         if config_id != MODE_OPTION:
@@ -291,7 +299,7 @@ class WaveAgent:
         return SetSessionConfigOptionResponse(config_options=config_options(mode))
 
     async def _reopen(
-        self, cwd: str, session_id: str, mcp_servers: list[Any] | None, method: str
+        self, cwd: str, session_id: str, mcp_servers: GivenServers | None, method: str
     ) -> LiveSession:
         """The session open on this connection, else the saved one opened again
         (``open_saved``), in the mode it last had."""
@@ -316,7 +324,7 @@ class WaveAgent:
             raise invalid(f"{method}: {error}") from None
 
     async def list_sessions(
-        self, cwd: str | None = None, cursor: str | None = None, **_: Any
+        self, cwd: str | None = None, cursor: str | None = None, **_: object
     ) -> ListSessionsResponse:
         from wave_ls.runtime.session_index import list_sessions
 
@@ -338,7 +346,7 @@ class WaveAgent:
         )
 
     async def set_session_mode(
-        self, session_id: str, mode_id: str, **_: Any
+        self, session_id: str, mode_id: str, **_: object
     ) -> SetSessionModeResponse:
         self._set_mode(self._live(session_id, "session/set_mode"), mode_id, "session/set_mode")
         return SetSessionModeResponse()
@@ -353,7 +361,9 @@ class WaveAgent:
         live.updates.announced_mode = ""
         live.updates.mode_changed()
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+    async def prompt(
+        self, session_id: str, prompt: list[ContentBlock], **_: object
+    ) -> PromptResponse:
         from wave_ls.session import SessionBusy
 
         live = self._live(session_id, "session/prompt")
@@ -363,7 +373,7 @@ class WaveAgent:
             await self._compact(live, instructions)
             return PromptResponse(stop_reason="end_turn")
 
-        async def trusted_then_sent() -> Any:
+        async def trusted_then_sent() -> TurnResult | None:
             if is_trust_command(message.text, live.commands.names):
                 await self._settle_trust(live, again=True)
                 live.trust_settled = True
@@ -409,7 +419,7 @@ class WaveAgent:
             raise RequestError(-32603, f"wave-ls: {result.error or 'the turn failed'}")
         return PromptResponse(stop_reason="end_turn")
 
-    async def cancel(self, session_id: str, **_: Any) -> None:
+    async def cancel(self, session_id: str, **_: object) -> None:
         """Stop the prompt's turn, or the turn the session started by itself for a task
         notice (which a prompt may be waiting behind)."""
         live = self.sessions.get(session_id)
@@ -531,7 +541,7 @@ class WaveAgent:
             except UnknownServer:  # the definition went away meanwhile
                 continue
 
-    def _mcp_status(self, folder: Path, owner: str | None, row: dict[str, Any]) -> None:
+    def _mcp_status(self, folder: Path, owner: str | None, row: dict[str, object]) -> None:
         """An MCP server's status changed: the sessions that use it say so at their next
         prompt (``McpNotices``)."""
         for session_id, live in list(self.sessions.items()):

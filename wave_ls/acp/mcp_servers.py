@@ -23,30 +23,40 @@ import logging
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from wave_ls.acp import question
 from wave_ls.acp.outbox import Outbox
 from wave_ls.acp.tool_calls import fenced
 
 if TYPE_CHECKING:
+    from acp.schema import (
+        AcpMcpServer,
+        ClientCapabilities,
+        HttpMcpServer,
+        McpServerStdio,
+        SseMcpServer,
+    )
+
     from wave_ls.mcp.config import ServerSpec
     from wave_ls.mcp.manager import Server
 
 log = logging.getLogger(__name__)
+# ``mcpServers`` of ``session/new``, ``/load`` and ``/resume``, as the SDK gives them.
+GivenServers = Sequence["HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio"]
 
 
 MCP_STATUS = "wave/mcp/status"  # ``_wave/mcp/status`` on the wire (the SDK adds the ``_``)
 
 
-def wants_mcp_status(client_capabilities: Any) -> bool:
+def wants_mcp_status(client_capabilities: ClientCapabilities | None) -> bool:
     """Whether ``initialize``'s client capabilities ask for ``_wave/mcp/status``."""
     meta = getattr(client_capabilities, "field_meta", None)
     wave = meta.get("wave") if isinstance(meta, dict) else None
     return isinstance(wave, dict) and wave.get("mcpStatus") is True
 
 
-def given_servers(servers: Sequence[Any] | None) -> list[ServerSpec]:
+def given_servers(servers: GivenServers | None) -> list[ServerSpec]:
     """The client's ``mcpServers`` as specs of scope ``acp`` (a name given twice: the last
     definition)."""
     if not servers:
@@ -81,7 +91,7 @@ def code_span(text: str, limit: int = 120) -> str:
     return f"{ticks}{pad}{flat}{pad}{ticks}"
 
 
-def failed_text(row: dict[str, Any]) -> str:
+def failed_text(row: dict[str, object]) -> str:
     error = str(row.get("error") or "no reason given").strip()
     return f"_MCP server {code_span(str(row.get('name')), 60)} failed:_\n{fenced(error)}\n\n"
 
@@ -94,7 +104,7 @@ class McpNotices:
         self._pending: dict[str, dict[str, str]] = {}  # session id -> server name -> text
         self._said: dict[str, set[tuple[str, str]]] = {}  # (server, error) already said
 
-    def heard(self, session_id: str, row: dict[str, Any]) -> None:
+    def heard(self, session_id: str, row: dict[str, object]) -> None:
         name = str(row.get("name"))
         pending = self._pending.setdefault(session_id, {})
         if row.get("status") != "failed":

@@ -15,29 +15,59 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from acp.helpers import text_block
-from acp.schema import AgentMessageChunk, AgentThoughtChunk, UserMessageChunk
+from acp.schema import (
+    AgentMessageChunk,
+    AgentPlanContentUpdate,
+    AgentPlanRemovedUpdate,
+    AgentPlanUpdate,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    SessionInfoUpdate,
+    ToolCallProgress,
+    ToolCallStart,
+    UsageUpdate,
+    UserMessageChunk,
+)
 
 from wave_ls.runtime.background_work import run_task
 
 log = logging.getLogger(__name__)
 
-Send = Callable[[str, Any], Awaitable[None]]  # (session id, update) -> written
+# What ``session/update`` carries (the SDK's models).
+SessionUpdate = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | ToolCallStart
+    | ToolCallProgress
+    | AgentPlanUpdate
+    | AgentPlanContentUpdate
+    | AgentPlanRemovedUpdate
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+)
+Send = Callable[[str, SessionUpdate], Awaitable[None]]  # (session id, update) -> written
 
 
 @dataclass
 class _Item:
     session_id: str
-    update: Any = None
+    update: SessionUpdate | None = None
     # A text chunk still being merged: its kind ("agent_message_chunk", ...) and parts.
     chunk_kind: str = ""
     parts: list[str] = field(default_factory=list)
     done: asyncio.Future[None] | None = None  # a drain marker
 
-    def build(self) -> Any:
+    def build(self) -> SessionUpdate:
         if not self.chunk_kind:
+            assert self.update is not None, "an update or a text chunk"
             return self.update
         text = text_block("".join(self.parts))
         if self.chunk_kind == "user_message_chunk":
@@ -56,7 +86,7 @@ class Outbox:
         self._wake = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
 
-    def put(self, session_id: str, update: Any) -> None:
+    def put(self, session_id: str, update: SessionUpdate) -> None:
         """Queue one update (an ``acp.schema`` session update model)."""
         self._push(_Item(session_id, update))
 

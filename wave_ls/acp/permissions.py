@@ -18,10 +18,12 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 from acp.helpers import text_block, tool_content
 from acp.schema import (
+    AllowedOutcome,
+    DeniedOutcome,
     PermissionOption,
     PermissionOptionKind,
     RequestPermissionResponse,
@@ -122,8 +124,10 @@ class AcpPermissionAsker:
                 self.restore(request.parent_tool_call_id)
         return self._decision(request, response.outcome)
 
-    def _decision(self, request: PermissionRequest, outcome: Any) -> PermissionDecision:
-        if outcome.outcome != "selected":
+    def _decision(
+        self, request: PermissionRequest, outcome: AllowedOutcome | DeniedOutcome
+    ) -> PermissionDecision:
+        if not isinstance(outcome, AllowedOutcome):
             return PermissionDecision(
                 False, f"The user cancelled the request for permission to {request.summary}."
             )

@@ -18,17 +18,26 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from acp.schema import (
+    AudioContentBlock,
     BlobResourceContents,
     EmbeddedResourceContentBlock,
+    ImageContentBlock,
     ResourceContentBlock,
     TextContentBlock,
     TextResourceContents,
 )
 
+# A block of ``session/prompt``'s ``prompt``, as the SDK gives it.
+ContentBlock = (
+    TextContentBlock
+    | ImageContentBlock
+    | AudioContentBlock
+    | ResourceContentBlock
+    | EmbeddedResourceContentBlock
+)
 _COMMAND = re.compile(r"/(\S+)(.*)", re.DOTALL)
 
 
@@ -39,7 +48,7 @@ class PromptMessage:
     supplied_files: dict[str, str] = field(default_factory=dict)
 
 
-def prompt_message(blocks: Sequence[Any], cwd: Path, commands: Collection[str]) -> PromptMessage:
+def prompt_message(blocks: Sequence[object], cwd: Path, commands: Collection[str]) -> PromptMessage:
     """The message for ``blocks``; ``commands`` are the subagent names offered as commands."""
     pieces: list[str] = []
     context: list[str] = []

@@ -8,7 +8,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from acp.helpers import text_block, tool_content
 from acp.schema import (
@@ -42,7 +42,7 @@ class Question:
     text: str
     choices: tuple[str, str]
     results: tuple[str, str]
-    raw_input: dict[str, Any]
+    raw_input: dict[str, object]
     output_key: str
 
 

@@ -19,7 +19,7 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from wave_ls.jsonrpc import INVALID_REQUEST, MAX_MESSAGE_BYTES, check_message, error_response
 from wave_ls.runtime.lifetime import exit_soon
@@ -64,14 +64,14 @@ class LineTransport:
         self.writer = writer
         self._writing = asyncio.Lock()
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: dict[str, object]) -> None:
         # json_dumps: text UTF-8 cannot hold (a file name that is not UTF-8) is escaped.
         line = (json_dumps(message, separators=(",", ":")) + "\n").encode("utf-8")
         async with self._writing:
             self.writer.write(line)
             await self.writer.drain()
 
-    async def receive(self) -> dict[str, Any] | None:
+    async def receive(self) -> dict[str, object] | None:
         """The next message; None once the client has closed the stream."""
         while True:
             line = await self._line()

@@ -23,6 +23,7 @@ from typing import Any
 
 from acp.helpers import plan_entry, update_current_mode, update_plan
 from acp.schema import (
+    PlanEntry,
     PlanEntryStatus,
     ToolCallProgress,
     ToolCallStart,
@@ -67,7 +68,7 @@ def notice_line(message: Message) -> str | None:
     return f"\n\n_Background task {task_id}: {summary}_\n\n"
 
 
-def plan_entries(tasks: list[dict[str, Any]]) -> list[Any]:
+def plan_entries(tasks: list[dict[str, Any]]) -> list[PlanEntry]:
     """The session's task list as ACP plan entries (in creation order)."""
     entries = []
     for task in tasks:
