@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from wave_ls.agents import AgentCatalog, Problem
@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(problem.severity in FAILING for problem in problems) else 0
 
 
-def catalog_json(catalog: AgentCatalog, models: AgentModels) -> dict[str, Any]:
+def catalog_json(catalog: AgentCatalog, models: AgentModels) -> dict[str, object]:
     """``wave/agents/list``'s result, with ``modelNote`` on a tier's agent and the model
     warnings among the problems."""
     out = catalog.to_json()

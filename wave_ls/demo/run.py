@@ -242,7 +242,7 @@ def kept_worktree(line: str) -> str:
     return f"{where} (in the demo's throwaway repository, deleted when the demo ends)"
 
 
-def argument(update: dict[str, Any]) -> str:
+def argument(update: dict[str, object]) -> str:
     """What the call works on: the block's ``target`` (from the tool's descriptor)."""
     target = update.get("target")
     text = target if isinstance(target, str) else ""
