@@ -89,9 +89,9 @@ def _names(text: str) -> frozenset[str]:
 
 # Read-only whatever their arguments.
 _PLAIN = _names(
-    "ls cat head tail wc grep egrep fgrep pwd echo printf which whereis type stat du df cut "
+    "ls cat head tail wc grep egrep fgrep pwd echo which whereis type stat du df cut "
     "comm cmp diff basename dirname realpath readlink uname whoami id groups nproc uptime tty "
-    "printenv locale true false test [ : sleep seq tac rev nl fold column tr expand unexpand "
+    "printenv locale true false : sleep seq tac rev nl fold column tr expand unexpand "
     "paste join fmt od hexdump strings md5sum sha1sum sha224sum sha256sum sha384sum "
     "sha512sum b2sum shasum cksum base64 base32 yes jq numfmt expr getconf arch cd zcat "
     "free ps"
@@ -171,6 +171,8 @@ def _words_problem(words: Sequence[Word], from_stdin: bool = False) -> str | Non
         return _WRAPPERS[name](args, from_stdin)
     if name in _PLAIN:
         return None
+    if name in _BUILTINS:
+        return _BUILTINS[name](args, from_stdin)
     checker = _CHECKERS.get(name)
     if checker is not None:
         if from_stdin:
@@ -446,6 +448,8 @@ def _check_awk(args: list[Word]) -> str | None:
         return "`awk` program redirects output to a file"
     if "@" in code:
         return "`awk` program loads an extension"
+    if "/inet" in program.text:
+        return "`awk` program opens a network connection (gawk's `/inet/...` files)"
     return None
 
 
@@ -454,7 +458,7 @@ def _check_sort(args: list[Word]) -> str | None:
         "sort",
         args,
         bad_short="o",
-        bad_long=("output",),
+        bad_long=("output", "compress-program"),
         short_values="kStT",
         long_values=("key", "buffer-size", "field-separator", "temporary-directory", "parallel"),
     )
@@ -474,7 +478,8 @@ def _check_uniq(args: list[Word]) -> str | None:
 
 
 def _check_tree(args: list[Word]) -> str | None:
-    return _option_problem("tree", args, bad_short="o", bad_long=("output",), short_values="LPIHT")
+    # -R with -H writes 00Tree.html into each directory.
+    return _option_problem("tree", args, bad_short="oR", bad_long=("output",), short_values="LPIHT")
 
 
 def _check_file(args: list[Word]) -> str | None:
@@ -482,11 +487,15 @@ def _check_file(args: list[Word]) -> str | None:
 
 
 def _check_rg(args: list[Word]) -> str | None:
-    return _option_problem("rg", args, bad_long=("pre",), short_values="efgmtTABCjMEd")
+    # --hostname-bin runs a program (for --hyperlink-format).
+    return _option_problem(
+        "rg", args, bad_long=("pre", "hostname-bin"), short_values="efgmtTABCjMEd"
+    )
 
 
 def _check_yq(args: list[Word]) -> str | None:
-    return _option_problem("yq", args, bad_short="i", bad_long=("inplace",))
+    # -s/--split-exp writes one file per document.
+    return _option_problem("yq", args, bad_short="is", bad_long=("inplace", "split-exp"))
 
 
 def _check_date(args: list[Word]) -> str | None:
@@ -783,16 +792,34 @@ Wrapper = Callable[[list[Word], bool], "str | None"]
 
 
 def _wrapper(
-    name: str, skip_values: tuple[str, ...] = (), refused: tuple[str, ...] = ()
+    name: str,
+    skip_values: tuple[str, ...] = (),
+    *,
+    bad_short: str = "",
+    bad_long: tuple[str, ...] = (),
+    short_values: str = "",
 ) -> Wrapper:
-    """``builtin``/``nice``/``time``: options, then the wrapped command, checked as such."""
+    """``builtin``/``nice``/``time``: options, then the wrapped command, checked as such.
+
+    Forbidden options are found as ``_option_problem`` finds them: long ones by prefix
+    (``--out=x`` is ``--output``), short ones glued (``-ox``, ``-ao x``).
+    """
 
     def wrap(args: list[Word], from_stdin: bool) -> str | None:
         i = 0
         while i < len(args) and args[i].text.startswith("-"):
-            if args[i].text.split("=", 1)[0] in refused:
-                return f"`{name} {args[i].text}` writes a file"
-            i += 2 if args[i].text in skip_values else 1
+            text = args[i].text
+            if problem := _option_problem(
+                name, [args[i]], bad_short=bad_short, bad_long=bad_long, short_values=""
+            ):
+                return problem
+            i += 1
+            if text in skip_values or (
+                not text.startswith("--") and len(text) > 1 and text[-1] in short_values
+            ):
+                i += 1  # the option's value
+            if text == "--":
+                break
         return _words_problem(args[i:], from_stdin) if i < len(args) else None
 
     return wrap
@@ -801,9 +828,7 @@ def _wrapper(
 def _wrap_command(args: list[Word], from_stdin: bool) -> str | None:
     if args and args[0].text in ("-v", "-V"):
         return None  # a lookup: "command -v git"
-    return _wrapper("command", skip_values=(), refused=())(
-        [a for a in args if a.text != "-p"], from_stdin
-    )
+    return _wrapper("command")([a for a in args if a.text != "-p"], from_stdin)
 
 
 def _wrap_timeout(args: list[Word], from_stdin: bool) -> str | None:
@@ -848,11 +873,51 @@ def _wrap_shell(args: list[Word], from_stdin: bool) -> str | None:
     return None if ok else reason
 
 
+def _check_printf(args: list[Word], from_stdin: bool) -> str | None:
+    # Only the first word can be an option; "-v 'a[$(touch x)]'" evaluates the subscript.
+    # Under xargs it is /usr/bin/printf, which has no -v.
+    first = args[0] if args else None
+    if first is None or from_stdin:
+        return None
+    if first.text.startswith("-v"):
+        return "`printf -v` sets a variable (a subscript in its name runs code)"
+    if first.risky or first.splits:
+        return f"the `printf` format `{first.text}` expands at run time and could be `-v`"
+    return None
+
+
+def _check_test(args: list[Word], from_stdin: bool) -> str | None:
+    # "-v NAME" and "-R NAME" evaluate an array subscript in NAME ("a[$(touch x)]" runs
+    # touch); a word that expands could be either, or the name. Under xargs it is
+    # /usr/bin/test, which evaluates no variable.
+    if from_stdin:
+        return None
+    for word in args:
+        if word.literal and word.text in ("-v", "-R"):
+            return f"`test {word.text}` evaluates a variable name (a subscript in it runs code)"
+        if word.splits and not word.literal:
+            return f"the `test` argument `{word.text}` may become several words"
+    for i, word in enumerate(args):
+        if word.risky and any(
+            not other.literal or "[" in other.text for j, other in enumerate(args) if j != i
+        ):
+            return f"the `test` argument `{word.text}` could be `-v` (and another word a name)"
+    return None
+
+
+_BUILTINS: dict[str, Wrapper] = {"printf": _check_printf, "test": _check_test, "[": _check_test}
+
 _WRAPPERS: dict[str, Wrapper] = {
     "env": _wrap_env,
     "command": _wrap_command,
     "builtin": _wrapper("builtin"),
-    "time": _wrapper("time", refused=("-o", "--output", "-a", "--append")),
+    "time": _wrapper(
+        "time",
+        skip_values=("--format",),
+        bad_short="oa",
+        bad_long=("output", "append"),
+        short_values="f",
+    ),
     "nice": _wrapper("nice", skip_values=("-n", "--adjustment")),
     "timeout": _wrap_timeout,
     "xargs": _wrap_xargs,

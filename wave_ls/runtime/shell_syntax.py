@@ -38,6 +38,8 @@ class Word(NamedTuple):
     # quotes are not risky: their expansion keeps the literal start.
     risky: bool
     quoted: bool  # some part was quoted or escaped
+    # It may become several words: an unquoted expansion, glob or brace expansion.
+    splits: bool = False
 
 
 @dataclass
@@ -56,8 +58,13 @@ class Unreadable(Exception):
         self.reason = reason
 
 
+MAX_BYTES = 16 * 1024
+
+
 def simple_commands(command: str) -> list[Simple]:
     """The simple commands of ``command``; raises ``Unreadable`` (or RecursionError)."""
+    if len(command) > MAX_BYTES or len(command.encode(errors="replace")) > MAX_BYTES:
+        raise Unreadable(f"the command is too long to check (over {MAX_BYTES // 1024} KB)")
     return _Reader(command).commands
 
 
@@ -95,6 +102,26 @@ _KEYWORDS = _names("if then else elif fi do done while until for in select case 
 _BREAKS = frozenset(b" \t\n;&|()<>")
 _BRACE_EXPANSION = re.compile(r"\{[^{}]*(,|\.\.)[^{}]*\}")
 _EXPANDS_AFTER_DOLLAR = re.compile(r"[A-Za-z0-9_?#@*$!{('\"-]")
+# Inside "${...}", what makes bash run code or set variables that the tree does not show:
+# "${!x}" expands the value of x as a name ("a[$(touch f)]" runs touch), "${x@P}" expands
+# x's value as a prompt (with its substitutions), and an array subscript or a substring
+# offset is arithmetic ("${a[PATH=0]}" sets PATH; "${a[i]}" evaluates the value of i).
+_NAME = r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[-@*#?$!])"
+_EXPANSION_FORMS = (
+    (re.compile(r"\$\{!"), "indirect expansion `${!...}`"),
+    (re.compile(rf"\$\{{#?{_NAME}(?:\[[^\]]*\])?@"), "the transformation `${...@...}`"),
+    (
+        re.compile(r"\$\{#?[A-Za-z_][A-Za-z0-9_]*\[(?!(?:@|\*|-?[0-9]+)\])"),
+        "an array subscript that is not a number",
+    ),
+    (
+        re.compile(
+            rf"\$\{{#?{_NAME}(?:\[[^\]]*\])?:(?![-=?+])"
+            r"(?!\s*-?[0-9]+\s*(?::\s*-?[0-9]+\s*)?\})"
+        ),
+        "a substring offset that is not a number",
+    ),
+)
 _REFUSED_NODES = {
     "heredoc_redirect": "here-documents (`<<`) are not supported in read-only mode",
     "arithmetic_expansion": "arithmetic expansion `$((...))` is not supported in read-only mode",
@@ -110,12 +137,21 @@ class _WordState:
     literal: bool = True
     risky: bool = False
     quoted: bool = False
+    splits: bool = False
+    started: bool = False  # some text is in ``out`` (a flag: joining it each time is O(n^2))
     end: int = 0  # where the word ends in the source (a glob's closing "]")
+
+    def add(self, text: str) -> None:
+        """Append what the shell leaves of the next part of the word."""
+        self.out.append(text)
+        self.started = self.started or bool(text)
 
     def expansion(self, in_quotes: bool) -> None:
         """Record an expansion at the current position of the word."""
         self.literal = False
-        if not in_quotes or not "".join(self.out):
+        if not in_quotes:
+            self.splits = True
+        if not in_quotes or not self.started:
             self.risky = True
 
 
@@ -333,10 +369,12 @@ class _Reader:
         brace = _BRACE_EXPANSION.search("".join(st.bare))
         if brace:
             st.literal = False
-            st.risky |= brace.start() == 0 and not st.quoted
+            st.splits = True
+            # "{-delete,'x'}" is "-delete x": quotes elsewhere in the word do not matter.
+            st.risky |= brace.start() == 0 and text.startswith("{")
         if not st.literal and text.startswith("-"):
             st.risky = True  # "-$X" can become any option
-        return Word(text, st.literal, st.risky, st.quoted)
+        return Word(text, st.literal, st.risky, st.quoted, st.splits)
 
     def _piece(self, node: Node, st: _WordState, in_double: bool) -> None:
         kind = node.type
@@ -350,7 +388,7 @@ class _Reader:
         elif kind in ("command_name", "concatenation", "variable_assignment"):
             self._children(node, st, in_double)
         elif kind == "variable_name":
-            st.out.append(self._text(node))
+            st.add(self._text(node))
         elif kind in ("string", "translated_string"):
             st.quoted = True
             self._children(node, st, in_double=True)
@@ -358,7 +396,7 @@ class _Reader:
             self._double_quoted_text(self._text(node), node.start_byte, st)
         elif kind == "raw_string":
             st.quoted = True
-            st.out.append(self._text(node)[1:-1])
+            st.add(self._text(node)[1:-1])
         elif kind == "ansi_c_string":
             # $'...': escapes are not decoded, so "\x72m" never reads as "rm", and the
             # word is not literal, so no checker trusts its text.
@@ -367,21 +405,21 @@ class _Reader:
                 raise Unreadable(f"the quote `{text}` cannot be read")
             st.expansion(in_quotes=True)
             st.quoted = True
-            st.out.append(text)
+            st.add(text)
         elif kind in ("simple_expansion", "expansion"):
             st.expansion(in_double)
             self._expansion(node)
-            st.out.append(self._text(node))
+            st.add(self._text(node))
         elif kind == "command_substitution":
             st.expansion(in_double)
-            st.out.append(self._substitution(node))
+            st.add(self._substitution(node))
         elif kind == "process_substitution":
             st.expansion(in_quotes=True)  # a /dev/fd path
             self._substitution(node)
-            st.out.append("/dev/fd/63")
+            st.add("/dev/fd/63")
         elif kind == "brace_expression":
             text = self._text(node)
-            st.out.append(text)
+            st.add(text)
             st.bare.append(text)
         else:
             raise Unreadable(f"`{self._text(node)}` cannot be checked")
@@ -417,7 +455,12 @@ class _Reader:
             at = child.end_byte
 
     def _expansion(self, node: Node) -> None:
-        """The substitutions inside ``${...}``; one the tree does not show is refused."""
+        """The substitutions inside ``${...}``; one the tree does not show is refused, and
+        so are the forms that evaluate text at run time (``_EXPANSION_FORMS``)."""
+        text = self._text(node)
+        for form, what in _EXPANSION_FORMS:
+            if form.search(text):
+                raise Unreadable(f"{what} is not supported in read-only mode")
         seen: list[Node] = []
         stack = list(node.children)
         while stack:
@@ -452,14 +495,23 @@ class _Reader:
             self._statement(child)
         return "$(...)"
 
+    def _and_next(self, text: str, start: int) -> str:
+        """``text`` (the source from ``start``) and the character after it: decoding the
+        rest of the word for each part was O(n^2) in its parts."""
+        end = start + len(text.encode())
+        return text + self.source[end : end + 4].decode(errors="ignore")[:1]
+
     def _bare_text(self, text: str, start: int, st: _WordState) -> None:
         """An unquoted part of a word (at byte ``start``): backslashes, globs and a ``$``
         that expands."""
         if not _SPECIAL_BARE.search(text):  # most words: nothing to read in them
-            st.out.append(text)
+            st.add(text)
             st.bare.append(text)
             return
-        rest = self.source[start : st.end].decode()
+        rest = self._and_next(text, start)
+        closed = text.rfind("]")  # a "[" before a "]" of the word is a glob
+        if self.source.find(b"]", start + len(text.encode()), st.end) >= 0:
+            closed = len(text)
         i = 0
         while i < len(text):
             c = text[i]
@@ -467,7 +519,7 @@ class _Reader:
                 if text.startswith("\\\n", i):
                     i += 2
                     continue
-                st.out.append(text[i + 1 : i + 2])
+                st.add(text[i + 1 : i + 2])
                 st.quoted = True
                 i += 2
                 continue
@@ -475,30 +527,31 @@ class _Reader:
                 raise Unreadable("a backquote that cannot be read")
             if c in " \t\n;&|<>()":  # tree-sitter can take "\n" into a word; bash ends it
                 raise Unreadable(f"a word that holds `{c}` unquoted cannot be read")
-            if c in "*?" or (c == "[" and "]" in rest[i:]):
-                st.expansion(in_quotes=bool("".join(st.out)))
+            if c in "*?" or (c == "[" and i < closed):
+                st.expansion(in_quotes=st.started)
+                st.splits = True
             elif c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1):
                 # an expansion the tree left in a word, or split off ("$" then "p/h")
                 st.expansion(in_quotes=False)
-            st.out.append(c)
+            st.add(c)
             st.bare.append(c)
             i += 1
 
     def _double_quoted_text(self, text: str, start: int, st: _WordState) -> None:
         """Text inside double quotes (at byte ``start``): escapes and a ``$`` that expands."""
-        rest = self.source[start : st.end].decode()
+        rest = self._and_next(text, start)
         i = 0
         while i < len(text):
             c = text[i]
             if c == "\\" and text[i + 1 : i + 2] in ("$", "`", '"', "\\", "\n"):
-                st.out.append(text[i + 1].replace("\n", ""))
+                st.add(text[i + 1].replace("\n", ""))
                 i += 2
                 continue
             if c == "`":
                 raise Unreadable("a backquote that cannot be read")
             if c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1) and rest[i + 1] not in "'\"":
                 st.expansion(in_quotes=True)
-            st.out.append(c)
+            st.add(c)
             i += 1
 
 
