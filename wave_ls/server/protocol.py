@@ -59,14 +59,14 @@ class RawResponseMessage:
 WAVE_NOTIFICATIONS = frozenset({"wave/session/update"})
 
 
-def wave_message_type(method: str) -> type[Any] | None:
+def wave_message_type(method: str) -> type[RawRequestMessage | RawNotificationMessage] | None:
     """The raw message class of a ``wave/*`` method (both directions), else None."""
     if not method.startswith(WAVE_PREFIX):
         return None
     return RawNotificationMessage if method in WAVE_NOTIFICATIONS else RawRequestMessage
 
 
-def wave_result_type(method: str) -> type[Any] | None:
+def wave_result_type(method: str) -> type[RawResponseMessage] | None:
     return RawResponseMessage if method.startswith(WAVE_PREFIX) else None
 
 
@@ -82,7 +82,7 @@ class WaveProtocol(LanguageServerProtocol):
         """Whether the client sent ``shutdown`` (the LSP exit code depends on it)."""
         return bool(self._shutdown)
 
-    def send_payload(self, data: Any) -> None:
+    def send_payload(self, data: object) -> None:
         """Write one message as it is given (a plain dict: lsprotocol's message classes
         would leave a null ``id`` out of an error response)."""
         self._send_data(data)
