@@ -45,6 +45,9 @@ HARMFUL_FORMS = {
     "echo ${x:-${a[j]}}": "an array subscript",
     "echo ${x:i}": "a substring offset",
     "echo ${x:0:n}": "a substring offset",
+    # An assignment, as "GIT_DIR=x git status" is (git then reads that repository's config).
+    "echo ${GIT_DIR:=/tmp/x}; git status": "the assignment",
+    "echo ${x=a}": "the assignment",
     # Options that run a program or write files.
     "sort --compress-program=sh f": "`sort --compress-program=sh`",
     "sort --compress-prog=sh f": "`sort --compress-prog=sh`",
@@ -74,7 +77,8 @@ STILL_READ_ONLY = [
     '[ "$x" = yes ]',
     '[ -f "$f" ] && cat "$f"',
     'echo ${a[0]} ${a[-1]} ${#a[@]} "${a[*]}" ${@:2} "${x:1:2}" ${x: -1}',
-    "echo ${x:-user@example.com} ${x%%.*} ${x/a/b}",
+    "echo ${x:-user@example.com} ${x%%.*} ${x/a/b} ${x:-a=b}",
+    "echo \"\\${x}\" '${!x}' \\${a[i]}",
     "sort -k2 f",
     "time -p ls",
     "/usr/bin/time -f %e ls",

@@ -121,6 +121,8 @@ _EXPANSION_FORMS = (
         ),
         "a substring offset that is not a number",
     ),
+    # "${GIT_DIR:=x}" sets the variable for the commands after it, as "GIT_DIR=x" would.
+    (re.compile(rf"\$\{{{_NAME}(?:\[[^\]]*\])?:?="), "the assignment `${...=...}`"),
 )
 _REFUSED_NODES = {
     "heredoc_redirect": "here-documents (`<<`) are not supported in read-only mode",
@@ -530,6 +532,9 @@ class _Reader:
             if c in "*?" or (c == "[" and i < closed):
                 st.expansion(in_quotes=st.started)
                 st.splits = True
+            elif c == "$" and rest[i + 1 : i + 2] == "{":
+                # "${" that the tree did not read as an expansion: its forms go unchecked
+                raise Unreadable(f"`{text}` cannot be read")
             elif c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1):
                 # an expansion the tree left in a word, or split off ("$" then "p/h")
                 st.expansion(in_quotes=False)
@@ -549,6 +554,8 @@ class _Reader:
                 continue
             if c == "`":
                 raise Unreadable("a backquote that cannot be read")
+            if c == "$" and rest[i + 1 : i + 2] == "{":
+                raise Unreadable(f"`{text}` cannot be read")  # as in _bare_text
             if c == "$" and _EXPANDS_AFTER_DOLLAR.match(rest, i + 1) and rest[i + 1] not in "'\"":
                 st.expansion(in_quotes=True)
             st.add(c)
