@@ -24,6 +24,7 @@ HARMFUL_FORMS = {
     # An array subscript in a variable name is arithmetic: "$(touch x)" in it runs.
     "printf -v 'a[$(touch x)]' 1": "`printf -v` sets a variable",
     "printf -vx 1": "`printf -v` sets a variable",
+    "printf --v x 1": "not a known read-only option",
     "for f in -v; do printf \"$f\" 'a[$(touch x)]' 1; done": "could be `-v`",
     "test -v 'a[$(touch x)]'": "`test -v` evaluates a variable name",
     "[ -v 'a[$(touch x)]' ]": "`test -v` evaluates a variable name",

@@ -881,6 +881,8 @@ def _check_printf(args: list[Word], from_stdin: bool) -> str | None:
         return None
     if first.text.startswith("-v"):
         return "`printf -v` sets a variable (a subscript in its name runs code)"
+    if first.text.startswith("-") and first.text not in ("-", "--"):
+        return f"`printf {first.text}` is not a known read-only option"
     if first.risky or first.splits:
         return f"the `printf` format `{first.text}` expands at run time and could be `-v`"
     return None
