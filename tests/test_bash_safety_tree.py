@@ -354,11 +354,15 @@ def test_a_command_over_16_kb_is_refused_unread() -> None:
     assert not is_read_only_command("echo " + "\u00e9" * 8_200)[0]  # 16,400 bytes
 
 
-@pytest.mark.parametrize("word", ["*", "?", "[a]"])
+@pytest.mark.parametrize("word", ["*", "?", "[a]", "${x:-$(ls)}"])
 def test_a_long_word_is_read_in_linear_time(word: str) -> None:
     # Just under the limit, a word of many globs: ~20 ms; the quadratic reader took 2.0 s
-    # for the "*" one and 0.8 s for "[a]". A generous bound, it guards against a freeze.
-    command = "echo " + word * ((16 * 1024 - 10) // len(word))
+    # for the "*" one and 0.8 s for "[a]" (and ~0.5 s for 3,000 "$(ls)" in one "${x:-}").
+    # A generous bound, it guards against a freeze.
+    if word.startswith("${"):
+        command = "echo ${x:-" + "$(ls)" * 3200 + "}"
+    else:
+        command = "echo " + word * ((16 * 1024 - 10) // len(word))
     start = time.perf_counter()
     ok, reason = is_read_only_command(command)
     assert time.perf_counter() - start < 0.5
