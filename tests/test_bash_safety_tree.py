@@ -62,6 +62,9 @@ HARMFUL_FORMS = {
     "tree -R -H . .": "`tree -R`",
     "tree -RH . .": "`tree -R`",
     "gawk 'BEGIN { getline < \"/inet/tcp/0/example.com/80\" }'": "network connection",
+    'gawk \'BEGIN { getline < ("/in" "et/tcp/0/example.com/80") }\'': "named at run time",
+    'gawk \'BEGIN { f = "/in" "et/tcp/0/h/80"; getline line < f }\'': "named at run time",
+    "gawk '{ print }' /inet/tcp/0/example.com/80": "network connection",
     "yq -s '.a' f.yml": "`yq -s`",
     "yq --split-exp '.a' f.yml": "`yq --split-exp`",
     # A brace expansion is split into words whatever quotes it holds: "-delete x".
@@ -87,6 +90,8 @@ STILL_READ_ONLY = [
     "rg --hyperlink-format=default x",
     "tree -H . .",
     "awk '{ print $1 }' f",
+    "awk 'BEGIN { while ((getline line < \"f\") > 0) n++; print n }'",
+    "awk 'NR == 1 { getline; print $0 < \"b\" }' f",
     "yq '.a' f.yml",
 ]
 

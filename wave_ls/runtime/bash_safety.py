@@ -448,9 +448,16 @@ def _check_awk(args: list[Word]) -> str | None:
         return "`awk` program redirects output to a file"
     if "@" in code:
         return "`awk` program loads an extension"
-    if "/inet" in program.text:
+    # gawk connects for "/inet/..." files: only a literal file name can be told apart.
+    if "/inet" in program.text or any("/inet" in a.text for a in args):
         return "`awk` program opens a network connection (gawk's `/inet/...` files)"
+    for read in _AWK_GETLINE_FROM.finditer(code):
+        if not code.startswith('"', read.end()):
+            return "`awk` program reads with getline from a file named at run time"
     return None
+
+
+_AWK_GETLINE_FROM = re.compile(r"\bgetline\b\s*(?:[A-Za-z_]\w*\s*(?:\[[^\]]*\])?)?\s*<(?!=)\s*")
 
 
 def _check_sort(args: list[Word]) -> str | None:
