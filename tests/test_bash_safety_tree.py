@@ -30,6 +30,7 @@ HARMFUL_FORMS = {
     "[ -v 'a[$(touch x)]' ]": "`test -v` evaluates a variable name",
     "test -R 'a[$(touch x)]'": "`test -R` evaluates a variable name",
     "for f in -v; do test \"$f\" 'a[$(touch x)]'; done": "could be `-v`",
+    'for f in -v; do for n in \'a[$(touch x)]\'; do test "$f" "$n"; done; done': "could be",
     "test $(ls)": "may become several words",  # files named "-v" and "a[$(touch x)]"
     "[ $(ls) ]": "may become several words",
     # The value of x read again as a name, or as a prompt with its substitutions.
@@ -79,6 +80,8 @@ STILL_READ_ONLY = [
     "test -f 'a[1]'",
     '[ -n "$x" ]',
     '[ "$x" = yes ]',
+    '[ "$a" = "$b" ] || [ "$a" -gt "$b" ]',
+    'test ! "$a" = "$b" -a -n "$c"',
     '[ -f "$f" ] && cat "$f"',
     'echo ${a[0]} ${a[-1]} ${#a[@]} "${a[*]}" ${@:2} "${x:1:2}" ${x: -1}',
     "echo ${x:-user@example.com} ${x%%.*} ${x/a/b} ${x:-a=b}",

@@ -16,6 +16,7 @@ made on its simple commands, their words and their redirections.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 
@@ -906,11 +907,10 @@ def _check_test(args: list[Word], from_stdin: bool) -> str | None:
             return f"`test {word.text}` evaluates a variable name (a subscript in it runs code)"
         if word.splits and not word.literal:
             return f"the `test` argument `{word.text}` may become several words"
-    for i, word in enumerate(args):
-        if word.risky and any(
-            not other.literal or "[" in other.text for j, other in enumerate(args) if j != i
-        ):
-            return f"the `test` argument `{word.text}` could be `-v` (and another word a name)"
+    # A unary operator's operand is the word after it, in bash's every form of test.
+    for word, after in itertools.pairwise(args):
+        if word.risky and (not after.literal or "[" in after.text):
+            return f"the `test` argument `{word.text}` could be `-v` (and `{after.text}` a name)"
     return None
 
 
