@@ -288,8 +288,12 @@ async def run_delegation(
             tools_ready=workspace.tools_ready,
         )
         ctx.report(bridge.tracker.short_result(), record.to_json())
+        settled = False
         try:
             error = await run_to_end(conversation, delegation, setup, workspace, record)
+            # Ended on an answer without tool calls, and no Stop hook ran after it: the
+            # worktree's status taken while that answer came stands (``Workspace.finish``).
+            settled = error is None and not (setup.hooks and setup.hooks.hooks.get("Stop"))
         finally:
             bridge.cleanup()
             if setup.servers is not None:
@@ -298,7 +302,7 @@ async def run_delegation(
             usage = conversation.usage
             record.usage = RunUsage(usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms())
             # A foreground run's result need not wait for an unchanged worktree's removal.
-            await workspace.finish(None if delegation.background else host.after_return)
+            await workspace.finish(None if delegation.background else host.after_return, settled)
         answers = conversation.messages[len(setup.history) :]
         result = delegation_outcome(delegation, record, answers, error, bridge.tracker, setup)
         return SubagentRun(record.subagent_id, result, record.usage)

@@ -222,6 +222,7 @@ async def finish_isolated_worktree_soon(
     *,
     manager: WorktreeManager | None = None,
     sandbox: Confinement | None = None,
+    changes: Changes | None = None,
 ) -> tuple[WorktreeOutcome, asyncio.Future[None] | None]:
     """``finish_isolated_worktree``, returning as soon as the rule has decided: removing an
     unchanged worktree (git's remove, its branch, its record) goes on in a thread, which
@@ -229,7 +230,9 @@ async def finish_isolated_worktree_soon(
     removal that fails then is logged; the worktree stays, as ``wave/worktrees/list`` shows."""
     wm = manager or default_manager()
     later: list[Callable[[], object]] = []
-    outcome = await asyncio.shield(asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox, later))
+    outcome = await asyncio.shield(
+        asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox, later, changes)
+    )
     if not later:
         return outcome, None
 
@@ -910,6 +913,7 @@ def finish_worktree_sync(
     manager: WorktreeManager,
     sandbox: Confinement | None = None,
     later: list[Callable[[], object]] | None = None,
+    changes: Changes | None = None,
 ) -> WorktreeOutcome:
     """The blocking body of ``finish_isolated_worktree``: the keep/remove rule, then the
     run's ``sandbox`` closed. Every end of an isolated run comes here (its end, a stop, a
@@ -917,10 +921,11 @@ def finish_worktree_sync(
 
     With ``later``, the removal of an unchanged worktree (and the sandbox's close after it)
     is appended there instead of done: the outcome says it is removed, ``later`` removes it
-    (``finish_isolated_worktree_soon``)."""
+    (``finish_isolated_worktree_soon``). ``changes``: what the worktree holds, when the
+    caller knows it already (``Workspace``'s status taken while the last answer came)."""
     clock = PhaseClock()
     try:
-        outcome = _finish(wt, manager, clock, later)
+        outcome = _finish(wt, manager, clock, later, changes)
     finally:
         if sandbox is not None and later:
             later.append(sandbox.close)
@@ -936,6 +941,7 @@ def _finish(
     manager: WorktreeManager,
     clock: PhaseClock,
     later: list[Callable[[], object]] | None = None,
+    known: Changes | None = None,
 ) -> WorktreeOutcome:
     in_use.release(wt.path, wt.owner)
     # The record was written in the background: on disk when the run ends, kept or not.
@@ -944,7 +950,7 @@ def _finish(
         _end_sandboxed_git(wt)  # the run's objects into the parent's store, links restored
         _reattach(wt)  # before counting: the branch must hold the run's commits
         clock.lap("reattach")
-        changes = worktree_changes(wt, manager)
+        changes = known if known is not None else worktree_changes(wt, manager)
         clock.lap("status")
         if not wt.is_new:
             return kept_outcome(wt, changes, reused=True)

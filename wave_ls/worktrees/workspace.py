@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from wave_ls.runtime.core import ModelClient, ModelRequest, ModelResponse, ToolContext
-from wave_ls.worktrees.model import IsolationError
+from wave_ls.worktrees.model import Changes, IsolationError
 
 if TYPE_CHECKING:  # imported by isolated runs only: an in-place one needs none of them
     from wave_ls.runtime.sandbox import Confinement
@@ -74,14 +74,18 @@ class Workspace:
         self._show = show
         self._launch = launch
         self._abandoned = False
+        # The status taken while the answer to request number ``_status_at`` came
+        # (``status_soon``), and how many requests the run has sent.
+        self._status: asyncio.Future[Changes] | None = None
+        self._status_at = -1
+        self._requests = 0
         self.report = report
         show(report)
 
     def client(self, client: ModelClient) -> ModelClient:
-        """The model client the run sends with: for a worktree not begun yet, one whose
-        first request begins git's checkout once it is on its way (``_BeginsAfterRequest``)."""
-        launch = self._launch
-        return client if launch is None or launch.begun else _BeginsAfterRequest(client, launch)
+        """The model client the run sends with: an isolated run's says when each request is
+        on its way (``sent``, ``_BeginsAfterRequest``)."""
+        return client if self._launch is None else _BeginsAfterRequest(client, self)
 
     @property
     def checkout_begun(self) -> bool:
@@ -128,16 +132,57 @@ class Workspace:
             raise error
         return await running
 
+    def sent(self) -> None:
+        """A request of the run is on its way (``_BeginsAfterRequest``): the first begins
+        the checkout; once the worktree is made, each takes its status while the answer
+        comes (a git process in a thread: the end then need not wait for one)."""
+        self._requests += 1
+        launch = self._launch
+        if launch is None or self._abandoned:
+            return
+        launch.begin()
+        if not launch.ready.done() or launch.ready.cancelled():
+            return
+        if launch.ready.exception() is not None:
+            return
+        wt, box = launch.ready.result()
+        if box.commands_running():  # they may still change it: taken at the end instead
+            return
+        from wave_ls.worktrees.isolation import worktree_changes
+
+        self._status_at = self._requests
+        self._status = asyncio.ensure_future(
+            asyncio.to_thread(worktree_changes, wt, launch.manager)
+        )
+
+    async def _known_changes(self, box: Confinement) -> Changes | None:
+        """The status taken while the last answer came, when nothing can have changed the
+        worktree since: no request after it (so no tool call), and no command of its sandbox
+        running then or now. None: take it now."""
+        status, self._status = self._status, None
+        if status is None:
+            return None
+        try:
+            changes = await asyncio.shield(status)
+        except Exception:
+            return None
+        fresh = self._status_at == self._requests and not box.commands_running()
+        return changes if fresh and changes.determinable else None
+
     async def finish(
-        self, after: Callable[[asyncio.Future[None]], None] | None = None
+        self,
+        after: Callable[[asyncio.Future[None]], None] | None = None,
+        settled: bool = False,
     ) -> WorkspaceReport | None:
         """End the worktree by the keep/remove rule (never raises: WT-7) and report how.
 
         With ``after``, the removal of an unchanged worktree goes on once this has returned
         (the result need not wait for it): ``after`` gets its future, for whoever must see
-        it done (the parent's turn end). A run stopped before its worktree was made does not
-        wait for git's checkout: the worktree is ended in the background once made
-        (``abandon``)."""
+        it done (the parent's turn end). ``settled``: the run ended on an answer without tool
+        calls and nothing ran after it (no ``Stop`` hook): the status taken while that answer
+        came stands, if nothing else can have changed the worktree (``_known_changes``). A
+        run stopped before its worktree was made does not wait for git's checkout: the
+        worktree is ended in the background once made (``abandon``)."""
         launch = self._launch
         if launch is None:
             return self.report
@@ -156,8 +201,9 @@ class Workspace:
                 wt, manager=launch.manager, sandbox=box
             )
         else:
+            known = await self._known_changes(box) if settled else None
             ended, removal = await isolation.finish_isolated_worktree_soon(
-                wt, manager=launch.manager, sandbox=box
+                wt, manager=launch.manager, sandbox=box, changes=known
             )
             if removal is not None:
                 after(removal)
@@ -271,23 +317,22 @@ async def _stop(running: asyncio.Future[Any]) -> None:
 
 
 class _BeginsAfterRequest:
-    """A run's model client that begins its worktree's checkout at its first request, once
-    that request is on its way: the request's task runs to its first wait (written, or
-    waiting for a connection) before the callback queued after it runs. Git's processes
-    and the thread's Python then do not compete with the request (issue 30: 7-9 ms of the
-    isolated launch); the model's answer takes longer than that anyway."""
+    """An isolated run's model client: once each request is on its way (the request's task
+    has run to its first wait, written or waiting for a connection, before the callback
+    queued after it runs), ``Workspace.sent``: the first begins git's checkout, so that its
+    processes and the thread's Python do not compete with that request (issue 30: 7-9 ms of
+    the isolated launch); a later one takes the worktree's status while the answer comes,
+    which the end uses when nothing can have changed it since."""
 
-    def __init__(self, client: ModelClient, launch: WorktreeLaunch) -> None:
+    def __init__(self, client: ModelClient, workspace: Workspace) -> None:
         self._client = client
-        self._launch = launch
+        self._workspace = workspace
 
     async def complete(
         self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
     ) -> ModelResponse:
-        if self._launch.begun:
-            return await self._client.complete(request, on_delta)
         sending = asyncio.ensure_future(self._client.complete(request, on_delta))
-        asyncio.get_running_loop().call_soon(self._launch.begin)
+        asyncio.get_running_loop().call_soon(self._workspace.sent)
         return await sending
 
     def __getattr__(self, name: str) -> Any:  # base_url and the like, as the client has them

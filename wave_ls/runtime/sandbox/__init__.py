@@ -134,6 +134,18 @@ class Confinement:
             self._spawner = Spawner(self.argv, self.preexec, watch)
         return self._spawner
 
+    def commands_running(self) -> bool:
+        """Whether a command started in this sandbox (or its offline sibling) still runs;
+        None of an unconfined one is known, so it counts as running."""
+        if not self.confined:
+            return True
+        offline = self._offline if self._offline is not self else None
+        return any(
+            box._spawner is not None and box._spawner.running > 0
+            for box in (self, offline)
+            if box is not None
+        )
+
     def take_note(self) -> str:
         """``note`` the first time (an unconfined agent is told once, never silently), then
         an empty string. An offline sibling hands out its sandbox's."""

@@ -141,6 +141,11 @@ class Spawner:
                 self._sock.shutdown(socket.SHUT_WR)
 
     @property
+    def running(self) -> int:
+        """How many of the commands it started have not ended yet."""
+        return len(self._ends)
+
+    @property
     def helper_pid(self) -> int | None:
         return self._helper.pid if self._helper is not None else None
 
