@@ -228,10 +228,10 @@ async def spawn_bash(
 ) -> RunningCommand:
     """``bash -c command`` in a new watched process group, stdin ``/dev/null``, stdout and
     stderr both to ``output`` (a pipe, or a file the output is appended to), with
-    ``NON_INTERACTIVE_ENV`` over ``env`` (the server's own environment by default);
-    confined by ``sandbox`` when given (the agent's: ``docs/sandbox.md``), through its
-    helper process."""
-    environment = {**(os.environ if env is None else env), **NON_INTERACTIVE_ENV}
+    ``NON_INTERACTIVE_ENV`` over ``env`` (the server's own environment by default) and git
+    kept out of bare repositories it was not pointed at (``bash_environment``); confined by
+    ``sandbox`` when given (the agent's: ``docs/sandbox.md``), through its helper process."""
+    environment = bash_environment(os.environ if env is None else env)
     spawner = sandbox.spawner(reaper.watch) if sandbox is not None else None
     if spawner is not None and sandbox is not None:
         descriptor = output if isinstance(output, int) else output.fileno()
@@ -252,6 +252,27 @@ async def spawn_bash(
         env=environment,
         sandbox=sandbox,
     )
+
+
+def bash_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for an agent's command: non-interactive, and with git's
+    ``safe.bareRepository=explicit`` added to the configuration given by the environment.
+
+    A repository can track a bare repository as plain files; its ``config``
+    (``diff.external``, ``core.fsmonitor``, ...) would run a program of the repository's
+    when a command that reads as read-only (``git -C evil diff``) works in it. Git then works
+    in a bare repository only when told to (``--git-dir``, ``GIT_DIR``); linked worktrees
+    and ordinary checkouts are not bare.
+    """
+    environment = {**env, **NON_INTERACTIVE_ENV}
+    try:
+        count = max(0, int(environment.get("GIT_CONFIG_COUNT", "0")))
+    except ValueError:
+        count = 0
+    environment[f"GIT_CONFIG_KEY_{count}"] = "safe.bareRepository"
+    environment[f"GIT_CONFIG_VALUE_{count}"] = "explicit"
+    environment["GIT_CONFIG_COUNT"] = str(count + 1)
+    return environment
 
 
 @dataclass
