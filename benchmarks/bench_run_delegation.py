@@ -10,9 +10,11 @@ answers:
   request arrives;
 - return gap: the subagent's last answer complete -> the main agent's next request arrives.
 
-Each with and without ``isolation: worktree``, and with two kinds of endpoint: one that ends
-its body with ``[DONE]``, and one whose body ends 40 ms later (a keep-alive server whose last
-small write waits for a delayed ACK: what the issue's harness showed as a 48 ms return gap).
+Each with and without ``isolation: worktree``, and with three kinds of endpoint: one that
+ends its body with ``[DONE]``, one whose body ends 40 ms later (a keep-alive server whose last
+small write waits for a delayed ACK: what the issue's harness showed as a 48 ms return gap),
+and one that answers each request after 50 ms (a model reading its prompt: work the run
+does meanwhile, a worktree's checkout and its status, is off the path there).
 Runs are interleaved round by round; figures are medians.
 
     .venv/bin/python benchmarks/bench_run_delegation.py [--quick]
@@ -58,10 +60,11 @@ MAIN_REQUEST_KB_TARGET = 30.0
 SUBAGENT_REQUEST_KB_TARGET = 7.0
 CLAUDE_CODE_KB = {"main": 78.3, "subagent": 8.7}
 LAGGING_BODY_SECONDS = 0.04
+THINKING_SECONDS = 0.05
 HELPER_SYSTEM = "bench helper"
 
 
-def script(end_delay: float) -> dict[str, Any]:
+def script(end_delay: float, delay: float = 0.0) -> dict[str, Any]:
     def agent(prompt: str, **extra: str) -> dict[str, Any]:
         arguments = {"subagent_type": "bench-helper", "description": "find files"}
         return {"name": "Agent", "arguments": {**arguments, "prompt": prompt, **extra}}
@@ -86,6 +89,7 @@ def script(end_delay: float) -> dict[str, Any]:
     for route in routes:
         for step in route["steps"]:
             step["end_delay"] = end_delay
+            step["delay"] = delay
     return model_script(routes)
 
 
@@ -147,11 +151,15 @@ def main() -> None:
         home.mkdir()
         make_git_repo(project, 20)
         write_agent(project / ".wave" / "agents", "bench-helper", "Helps.", HELPER_SYSTEM, "Bash")
-        for end_delay in (0.0, LAGGING_BODY_SECONDS):
-            kind = "body ends at [DONE]" if not end_delay else "body ends 40 ms after [DONE]"
+        endpoints = (
+            (0.0, 0.0, "body ends at [DONE]"),
+            (LAGGING_BODY_SECONDS, 0.0, "body ends 40 ms after [DONE]"),
+            (0.0, THINKING_SECONDS, "answers after 50 ms"),
+        )
+        for end_delay, delay, kind in endpoints:
             heading(f"wave-ls run, one delegation ({kind})")
             samples: dict[tuple[str, bool], list[tuple[float, float]]] = defaultdict(list)
-            with FakeModelProcess(script(end_delay)) as model:
+            with FakeModelProcess(script(end_delay, delay)) as model:
                 one_run(model, project, home, isolated=True, terminal=False)  # warm caches
                 for _ in range(rounds):
                     for terminal in (False, True):

@@ -75,7 +75,7 @@ class Workspace:
         self._launch = launch
         self._abandoned = False
         # The status taken while the answer to request number ``_status_at`` came
-        # (``status_soon``), and how many requests the run has sent.
+        # (``sent``), and how many requests the run has sent.
         self._status: asyncio.Future[Changes] | None = None
         self._status_at = -1
         self._requests = 0
