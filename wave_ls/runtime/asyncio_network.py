@@ -74,11 +74,6 @@ class _Protocol(asyncio.Protocol):
             waiter.set_result(None)
 
 
-def _expire(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_exception(TimeoutError())
-
-
 class AsyncioStream(httpcore2.AsyncNetworkStream):
     """One connection: a transport and the protocol that buffers what it receives."""
 
@@ -86,21 +81,22 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
         self._transport = transport
         self._protocol = protocol
         protocol.transport = transport
+        self._timer: asyncio.TimerHandle | None = None
+        self._deadline = 0.0
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
         protocol = self._protocol
         if not protocol.buffer and not protocol.closed:
             loop = asyncio.get_running_loop()
             waiter = protocol.waiter = loop.create_future()
-            timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
+            if timeout is not None:
+                self._arm(loop, timeout)
             try:
                 await waiter
             except TimeoutError:
                 raise httpcore2.ReadTimeout("timed out") from None
             finally:
                 protocol.waiter = None
-                if timer is not None:
-                    timer.cancel()
         buffer = protocol.buffer
         if not buffer:
             if protocol.error is not None:
@@ -116,6 +112,24 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
             protocol.paused = False
             self._transport.resume_reading()
         return data
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        # One timer for the reads of a stream, moved only when it would move by a hundredth
+        # of the limit (a wait may end that much early): a timer armed and cancelled per
+        # read cost ~3 us a token, and the cancelled ones crowd the loop's heap.
+        deadline = loop.time() + timeout
+        if self._timer is not None:
+            if self._deadline <= deadline <= self._deadline + timeout / 100:
+                return
+            self._timer.cancel()
+        self._deadline = deadline
+        self._timer = loop.call_at(deadline, self._expire)
+
+    def _expire(self) -> None:
+        self._timer = None
+        waiter = self._protocol.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_exception(TimeoutError())
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:
         if not buffer:
@@ -134,6 +148,9 @@ class AsyncioStream(httpcore2.AsyncNetworkStream):
                 raise httpcore2.WriteError(str(self._protocol.error))
 
     async def aclose(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         self._transport.close()
 
     async def start_tls(
