@@ -44,6 +44,7 @@ from wave_ls.demo.script import (
     demo_script,
     make_project,
 )
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.server.agent_progress import progress_title
 from wave_ls.server.protocol import WaveProtocol
 
@@ -164,7 +165,7 @@ class DemoClient(LanguageClient):
                 self.console.print("[bold magenta]wave ›[/] ", end="")
                 self.streaming = True
             self.console.out(update["delta"], end="", highlight=False)
-        elif kind == "toolBlock" and update["name"] == "Agent":
+        elif kind == "toolBlock" and update["name"] == WaveTool.AGENT:
             self.render_delegation(update)
         elif kind == "toolBlock" and update["status"] in ("completed", "failed"):
             self.end_stream()

@@ -6,6 +6,8 @@ import copy
 import subprocess
 from pathlib import Path
 
+from wave_ls.runtime.tool_names import WaveTool
+
 PROJECT_FILES = {
     "calc.py": '"""A tiny calculator."""\n\n\ndef add(a, b):\n    return a - b\n'
     "\n\ndef mul(a, b):\n    return a * b\n",
@@ -103,7 +105,7 @@ ROUTES: list[Route] = [
         step(
             "I'll ask the Explore subagent to find them.",
             call(
-                "Agent",
+                WaveTool.AGENT.value,
                 description="Find calculator tests",
                 prompt=EXPLORE_TASK,
                 subagent_type="Explore",
@@ -116,7 +118,7 @@ ROUTES: list[Route] = [
         step(
             "I'll have a subagent do it in its own worktree.",
             call(
-                "Agent",
+                WaveTool.AGENT.value,
                 description="Add sub() in a worktree",
                 prompt=ISOLATED_TASK,
                 subagent_type="general-purpose",
@@ -147,7 +149,7 @@ ROUTES: list[Route] = [
         step(
             None,
             call(
-                "Agent",
+                WaveTool.AGENT.value,
                 description="Run the tests",
                 prompt=BACKGROUND_TASK,
                 subagent_type="test-runner",
