@@ -106,7 +106,8 @@ async def test_an_unchanged_worktree_is_removed_after_the_report_and_a_changed_o
     (kept.cwd / "new.py").write_text("y = 2\n")
     report = await changed.finish(removals.append)
     assert report is not None and report.worktree is not None and report.worktree.end is not None
-    assert report.worktree.end.kept and len(removals) == 1  # nothing left to do: kept
+    assert report.worktree.end.kept and len(removals) == 2  # its end, held before deciding
+    await removals[1]
     assert (kept.cwd / "new.py").is_file()
 
 

@@ -101,14 +101,16 @@ class SubagentHost:
     _endings: set[asyncio.Future[None]] = field(default_factory=set, init=False, repr=False)
 
     def after_return(self, ending: asyncio.Future[None]) -> None:
-        """Work a delegation left running once its result was returned (an unchanged
-        worktree's removal): ``settle`` waits for it."""
+        """Work a delegation left running once its result was returned (an isolated
+        worktree's end: the rule, then an unchanged one's removal), handed over before the
+        delegation awaits it, so a delegation cancelled meanwhile leaves it here:
+        ``settle`` waits for it."""
         self._endings.add(ending)
         ending.add_done_callback(self._endings.discard)
 
     async def settle(self) -> None:
-        """Wait for what delegations left running (the session's turn end does): nothing
-        stays behind a turn that has ended."""
+        """Wait for what delegations left running (the session's turn end and its close
+        do): nothing stays behind a turn that has ended."""
         while self._endings:
             await asyncio.wait(set(self._endings))
 

@@ -15,7 +15,9 @@ Rules (SPEC section 6, ``reference/worktree.md``; decisions in ``docs/worktrees.
   deleted (WT-5); changes or no way to tell -> kept and reported (WT-6, WT-8); a failed
   cleanup is reported, never raised (WT-7). Hook-made ones are removed by the
   ``WorktreeRemove`` hooks only, or kept with a warning. ``finish_isolated_worktree_soon``
-  returns once the rule has decided, and removes an unchanged one after (issue 30).
+  returns once the rule has decided, and removes an unchanged one after (issue 30), in
+  one task its caller hands over first; an unchanged one's branch is deleted only at its
+  base commit (``WorktreeManager.delete_branch_at``).
   Every end of an isolated run goes through ``finish_worktree_sync``.
 
 Every blocking step runs in a thread; creation finishes even when its caller is cancelled,
@@ -30,7 +32,7 @@ import math
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -219,34 +221,56 @@ async def finish_isolated_worktree(
 
 async def finish_isolated_worktree_soon(
     wt: IsolatedWorktree,
+    after: Callable[[asyncio.Future[None]], None],
     *,
     manager: WorktreeManager | None = None,
     sandbox: Confinement | None = None,
-    changes: Changes | None = None,
-) -> tuple[WorktreeOutcome, asyncio.Future[None] | None]:
+    changes: Callable[[], Awaitable[Changes | None]] | None = None,
+) -> WorktreeOutcome:
     """``finish_isolated_worktree``, returning as soon as the rule has decided: removing an
-    unchanged worktree (git's remove, its branch, its record) goes on in a thread, which
-    the future returned beside the outcome ends with (None: nothing left to do). A
-    removal that fails then is logged; the worktree stays, as ``wave/worktrees/list`` shows."""
+    unchanged worktree (git's remove, its branch, its record, then the sandbox's close) goes
+    on after. The whole end (``changes``: the status already known, if any; the rule; the
+    removal) is one task, given to ``after`` before anything is awaited: whoever waits for
+    it (the session's turn end, its close) sees the worktree ended even when this caller is
+    cancelled meanwhile. A removal that fails then is logged; the worktree stays, as
+    ``wave/worktrees/list`` shows."""
     wm = manager or default_manager()
-    later: list[Callable[[], object]] = []
-    outcome = await asyncio.shield(
-        asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox, later, changes)
-    )
-    if not later:
-        return outcome, None
+    decided: asyncio.Future[WorktreeOutcome] = asyncio.get_running_loop().create_future()
+    # Its caller may be gone (cancelled): nobody else reads a failure.
+    decided.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    def rest() -> None:
-        for step in later:
+    async def end() -> None:
+        later: list[Callable[[], object]] = []
+        try:
             try:
-                done = step()
+                known = await changes() if changes is not None else None
             except Exception:
-                log.exception("ending worktree %s failed", wt.path)
-                continue
-            if isinstance(done, WorktreeOutcome) and done.kept:
-                log.warning("worktree %s: %s", wt.path, done.summary)
+                known = None
+            outcome = await asyncio.to_thread(finish_worktree_sync, wt, wm, sandbox, later, known)
+            decided.set_result(outcome)
+        except Exception as error:
+            decided.set_exception(error)
+            raise
+        finally:  # this task cancelled (the loop's end): its caller must not wait forever
+            if not decided.done():
+                decided.cancel()
+        if later:
+            await asyncio.to_thread(_run_later, wt, later)
 
-    return outcome, run_task(asyncio.to_thread(rest), "wave-worktree-remove")
+    ending = run_task(end(), "wave-worktree-end")
+    after(ending)
+    return await asyncio.shield(decided)
+
+
+def _run_later(wt: IsolatedWorktree, later: list[Callable[[], object]]) -> None:
+    for step in later:
+        try:
+            done = step()
+        except Exception:
+            log.exception("ending worktree %s failed", wt.path)
+            continue
+        if isinstance(done, WorktreeOutcome) and done.kept:
+            log.warning("worktree %s: %s", wt.path, done.summary)
 
 
 async def enter_session_worktree(
@@ -927,10 +951,17 @@ def finish_worktree_sync(
     try:
         outcome = _finish(wt, manager, clock, later, changes)
     finally:
-        if sandbox is not None and later:
-            later.append(sandbox.close)
-        elif sandbox is not None:
-            sandbox.close()
+        # Held until the worktree is gone: an EnterWorktree of its name, or another
+        # session's remove, must not take it while it is being removed.
+        release = lambda: in_use.release(wt.path, wt.owner)  # noqa: E731
+        if later:
+            if sandbox is not None:
+                later.append(sandbox.close)
+            later.append(release)
+        else:
+            if sandbox is not None:
+                sandbox.close()
+            release()
     outcome.timings = clock.phases
     log.debug("worktree %s ended: %s", wt.name, clock.text())
     return outcome
@@ -943,7 +974,6 @@ def _finish(
     later: list[Callable[[], object]] | None = None,
     known: Changes | None = None,
 ) -> WorktreeOutcome:
-    in_use.release(wt.path, wt.owner)
     # The record was written in the background: on disk when the run ends, kept or not.
     registry_file.settle(registry_file.record_path(wt.main_repo, wt.name))
     try:
@@ -1062,25 +1092,54 @@ def _remove_by_git(
     clock = clock or PhaseClock()
     branch = deletable_branch(wt)
     by_git = force or changes.has_changes or not changes.determinable
+    # An unchanged one's branch goes only while it is where the worktree was made: a commit
+    # made on it after the status (a command that outlived the run) is never lost.
+    at_base = branch if branch and not force and wt.base_commit else None
     try:
         with _repo_lock(wt.main_repo):  # never while git adds another worktree beside it
             if by_git or (beside and manager.git is not None):
-                manager.remove(wt.main_repo, wt.path, branch, force=force)
+                manager.remove(wt.main_repo, wt.path, None if at_base else branch, force=force)
             else:  # the status just taken is the check git's remove would repeat
-                manager.remove_unchanged(wt.main_repo, wt.path, branch)
+                manager.remove_unchanged(wt.main_repo, wt.path, None if at_base else branch)
     except Exception as error:
         log.warning("cannot remove worktree %s: %s", wt.path, error)
         return _cleanup_failed(wt, error, changes)
+    kept = _delete_branch_at_base(wt, manager, at_base) if at_base else None
     clock.lap("remove")
     registry_file.delete_record(wt.main_repo, wt.name)
     clock.lap("registry")
-    return removed_outcome(wt, changes)
+    return removed_outcome(wt, changes, kept)
 
 
-def removed_outcome(wt: IsolatedWorktree, changes: Changes) -> WorktreeOutcome:
-    """The outcome (and its summary) of a worktree git removed (WT-5)."""
+def _delete_branch_at_base(
+    wt: IsolatedWorktree, manager: WorktreeManager, branch: str
+) -> str | None:
+    """Delete ``branch`` if it still points at the worktree's base commit; else why it stays."""
+    assert wt.base_commit is not None
+    try:
+        with _repo_lock(wt.main_repo):
+            tip = manager.delete_branch_at(wt.main_repo, branch, wt.base_commit)
+    except Exception as error:
+        why = f"branch {branch} kept: it could not be deleted ({error})"
+    else:
+        if tip is None:
+            return None
+        why = (
+            f"branch {branch} kept: it moved to {tip[:12]} after the worktree was found "
+            f"unchanged (made at {wt.base_commit[:12]})"
+        )
+    log.warning("worktree %s: %s", wt.path, why)
+    return why
+
+
+def removed_outcome(
+    wt: IsolatedWorktree, changes: Changes, branch_kept: str | None = None
+) -> WorktreeOutcome:
+    """The outcome (and its summary) of a worktree git removed (WT-5); ``branch_kept``: why
+    its branch stays after all."""
     branch = deletable_branch(wt)
     deleted = f"branch {branch} deleted" if branch else f"branch {wt.branch or '(none)'} kept"
+    deleted = branch_kept or deleted
     what = "changes discarded" if changes.has_changes else "no changes"
     files, commits = _counts(changes)
     summary = f"Worktree removed: {what} ({wt.path}, {deleted})."

@@ -6,12 +6,13 @@ Without ``git`` on PATH every operation runs on dulwich.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from wave_ls.runtime import git_dirs
+from wave_ls.runtime import git_command, git_dirs
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.git_cli import GitCliBackend
 from wave_ls.worktrees.inspection import WorktreeDirs
@@ -123,6 +124,25 @@ class WorktreeManager:
         ``branch -D`` (two process starts, and a second status)."""
         self.dulwich.remove_unchanged(repo, path, branch)
 
+    def delete_branch_at(self, repo: PathLike, branch: str, commit: str) -> str | None:
+        """Delete ``refs/heads/<branch>`` only while it points at ``commit``, in one step
+        (a compare-and-delete: ``git update-ref -d <ref> <commit>``, dulwich's
+        ``remove_if_equals`` without git), so a commit made on it since is never lost.
+        None when it is deleted (or gone already); else the commit it points at now, and
+        it stays."""
+        main = git_dirs.main_repo_of(repo) or Path(repo)
+        ref = f"refs/heads/{branch}"
+        if self.git is None:
+            return _delete_ref_at_by_dulwich(main, ref, commit)
+        try:
+            deleted = git_command.run_git(main, "update-ref", "-d", ref, commit)
+            if deleted.returncode == 0:
+                return None
+            now = git_command.run_git(main, "rev-parse", "--verify", "--quiet", ref)
+        except git_command.GitCommandError as error:
+            raise WorktreeError(str(error)) from error
+        return now.stdout.strip() or None if now.returncode == 0 else None
+
     def list(self, repo: PathLike) -> list[WorktreeInfo]:
         return self.backend_for("list").list(repo)
 
@@ -141,3 +161,21 @@ class WorktreeManager:
         read git's files and need no dulwich: done here, so a delegation's plan does not
         import it."""
         return self.backend_for_name(operation) == "dulwich"
+
+
+def _delete_ref_at_by_dulwich(main: Path, ref: str, commit: str) -> str | None:
+    from dulwich.objects import ObjectID
+    from dulwich.refs import Ref
+    from dulwich.repo import Repo
+
+    name = Ref(ref.encode("utf-8"))
+    with Repo(str(main)) as r:
+        if name not in r.refs:
+            return None
+        if r.refs.remove_if_equals(name, ObjectID(commit.encode("ascii"))):
+            common = git_dirs.common_dir_of(main)
+            if common is not None:  # git drops the reflog with the ref; dulwich appends to it
+                with contextlib.suppress(OSError):
+                    (common / "logs" / ref).unlink()
+            return None
+        return r.refs[name].decode("ascii") if name in r.refs else None

@@ -177,8 +177,9 @@ class Workspace:
         """End the worktree by the keep/remove rule (never raises: WT-7) and report how.
 
         With ``after``, the removal of an unchanged worktree goes on once this has returned
-        (the result need not wait for it): ``after`` gets its future, for whoever must see
-        it done (the parent's turn end). ``settled``: the run ended on an answer without tool
+        (the result need not wait for it): ``after`` gets the end's task before anything is
+        awaited, for whoever must see it done (the parent's turn end, its close), also when
+        this caller is cancelled meanwhile. ``settled``: the run ended on an answer without tool
         calls and nothing ran after it (no ``Stop`` hook): the status taken while that answer
         came stands, if nothing else can have changed the worktree (``_known_changes``). A
         run stopped before its worktree was made does not wait for git's checkout: the
@@ -200,13 +201,14 @@ class Workspace:
             ended = await isolation.finish_isolated_worktree(
                 wt, manager=launch.manager, sandbox=box
             )
-        else:
-            known = await self._known_changes(box) if settled else None
-            ended, removal = await isolation.finish_isolated_worktree_soon(
-                wt, manager=launch.manager, sandbox=box, changes=known
+        else:  # the whole end is one task ``after`` holds, even if this is cancelled
+            ended = await isolation.finish_isolated_worktree_soon(
+                wt,
+                after,
+                manager=launch.manager,
+                sandbox=box,
+                changes=(lambda: self._known_changes(box)) if settled else None,
             )
-            if removal is not None:
-                after(removal)
         # Never silently unconfined: the summary says so too.
         summary = ended.summary if box.confined else f"{ended.summary}\n{box.note}"
         self._report(
