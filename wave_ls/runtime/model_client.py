@@ -15,6 +15,7 @@ import os
 import re
 import socket
 import time
+import urllib.request
 import uuid
 import weakref
 from collections.abc import AsyncIterator, Callable
@@ -42,6 +43,8 @@ from wave_ls.runtime.sse import SseDecoder
 from wave_ls.runtime.text import encodable
 
 if TYPE_CHECKING:
+    import ssl
+
     import openai
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -297,21 +300,25 @@ class OpenAIModelClient:
         if key not in clients:
             import openai
 
-            from wave_ls.runtime.asyncio_network import AsyncioTransport
-
-            # httpx's own stack on plain asyncio streams (see asyncio_network): anyio's cost
-            # two epoll changes and a cancel scope a token.
             context = tls_context.prepared()
-            transport = AsyncioTransport(
-                verify=True if context is None else context,
-                limits=openai.DEFAULT_CONNECTION_LIMITS,
-            )
+            verify: ssl.SSLContext | bool = True if context is None else context
+            if urllib.request.getproxies():
+                # httpx mounts the environment's proxies (HTTPS_PROXY, NO_PROXY) only
+                # around its own transport: the SDK's default client then.
+                http_client = openai.DefaultAsyncHttpxClient(verify=verify)
+            else:
+                from wave_ls.runtime.asyncio_network import AsyncioTransport
+
+                # httpx's own stack on plain asyncio streams (see asyncio_network): anyio's
+                # cost two epoll changes and a cancel scope a token.
+                transport = AsyncioTransport(verify=verify, limits=openai.DEFAULT_CONNECTION_LIMITS)
+                http_client = openai.DefaultAsyncHttpxClient(transport=transport)
             clients[key] = openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=self.max_retries,
                 timeout=openai.Timeout(read, connect=min(CONNECT_TIMEOUT, self.read_timeout)),
-                http_client=openai.DefaultAsyncHttpxClient(transport=transport),
+                http_client=http_client,
             )
         return clients[key]
 
