@@ -1055,8 +1055,10 @@ def exit_worktree_sync(
         )
     if changes.has_changes and not discard_changes:
         raise IsolationError(refusal_message(wt, changes, manager))
-    in_use.release(wt.path, wt.owner)
-    return discard_worktree(wt, changes, manager)
+    try:
+        return discard_worktree(wt, changes, manager)
+    finally:  # held while it is removed: nobody enters or removes it meanwhile
+        in_use.release(wt.path, wt.owner)
 
 
 def discard_worktree(
