@@ -13,8 +13,9 @@ pool by ``transport``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import httpcore2
@@ -241,13 +242,62 @@ class AsyncioBackend(httpcore2.AsyncNetworkBackend):
         await asyncio.sleep(seconds)
 
 
-class AsyncioTransport(httpx2.AsyncHTTPTransport):
-    """httpx's own transport (HTTP/1.1, no proxy: httpx mounts those from the environment
-    beside it), its connection pool built on ``AsyncioBackend``."""
+# httpcore's errors and the httpx errors the SDK acts on (retries, timeouts), the most
+# specific first: both libraries export each of these names.
+_ERROR_NAMES = (
+    "ConnectTimeout",
+    "ReadTimeout",
+    "WriteTimeout",
+    "PoolTimeout",
+    "TimeoutException",
+    "ConnectError",
+    "ReadError",
+    "WriteError",
+    "NetworkError",
+    "ProxyError",
+    "UnsupportedProtocol",
+    "LocalProtocolError",
+    "RemoteProtocolError",
+    "ProtocolError",
+)
+_ERRORS: tuple[tuple[type[Exception], type[Exception]], ...] = tuple(
+    (getattr(httpcore2, name), getattr(httpx2, name)) for name in _ERROR_NAMES
+)
+
+
+@contextlib.contextmanager
+def _as_httpx_errors() -> Iterator[None]:
+    """httpcore's errors raised as httpx's, which is what the SDK catches."""
+    try:
+        yield
+    except Exception as error:
+        for raised, meant in _ERRORS:
+            if isinstance(error, raised):
+                raise meant(str(error)) from error
+        raise
+
+
+class _ResponseStream(httpx2.AsyncByteStream):
+    def __init__(self, stream: AsyncIterable[bytes]) -> None:
+        self._stream = stream
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        with _as_httpx_errors():
+            async for part in self._stream:
+                yield part
+
+    async def aclose(self) -> None:
+        close = getattr(self._stream, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class AsyncioTransport(httpx2.AsyncBaseTransport):
+    """An httpx transport (HTTP/1.1, no proxy: the caller uses the SDK's own client when the
+    environment names one) over httpcore's connection pool on ``AsyncioBackend``."""
 
     def __init__(self, verify: ssl.SSLContext | bool, limits: httpx2.Limits) -> None:
         context = verify if isinstance(verify, ssl.SSLContext) else httpx2.create_ssl_context()
-        super().__init__(verify=context, limits=limits)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=context,
             max_connections=limits.max_connections,
@@ -255,3 +305,30 @@ class AsyncioTransport(httpx2.AsyncHTTPTransport):
             keepalive_expiry=limits.keepalive_expiry,
             network_backend=AsyncioBackend(),
         )
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        assert isinstance(request.stream, httpx2.AsyncByteStream)
+        core_request = httpcore2.Request(
+            method=request.method,
+            url=httpcore2.URL(
+                scheme=request.url.raw_scheme,
+                host=request.url.raw_host,
+                port=request.url.port,
+                target=request.url.raw_path,
+            ),
+            headers=request.headers.raw,
+            content=request.stream,
+            extensions=request.extensions,
+        )
+        with _as_httpx_errors():
+            response = await self._pool.handle_async_request(core_request)
+        assert isinstance(response.stream, AsyncIterable)
+        return httpx2.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=_ResponseStream(response.stream),
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
