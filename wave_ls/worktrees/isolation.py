@@ -121,18 +121,10 @@ class IsolatedWorktree:
         return self.work_dir or self.path
 
     def to_json(self) -> dict[str, Any]:
-        """For tool-block details and protocol messages."""
-        return {
-            "name": self.name,
-            "path": str(self.path),
-            "branch": self.branch,
-            "mainRepo": str(self.main_repo),
-            "baseCommit": self.base_commit,
-            "baseRef": self.base_ref,
-            "isNew": self.is_new,
-            "hookCreated": self.hook_created,
-            "notes": list(self.notes),
-        }
+        """For tool-block details and protocol messages: its ``WorktreeReport``'s."""
+        from wave_ls.worktrees.report import WorktreeReport
+
+        return WorktreeReport.made(self).to_json()
 
 
 @dataclass
