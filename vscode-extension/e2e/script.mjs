@@ -74,7 +74,9 @@ export function fakeModelScript() {
     routes: [
       // The summary request of `/compact keep the calculator notes` (it quotes the chat: first).
       { match: MESSAGES.compactInstructions, steps: [{ content: 'Summary: the user noted that the calculator has add and mul.' }] },
-      { match: MESSAGES.compactChat, steps: [{ content: 'Noted: add and mul.', ...slow }] },
+      // Long enough that a summary makes the conversation smaller (a compaction that cannot
+      // is skipped with a notice instead of a block).
+      { match: MESSAGES.compactChat, steps: [{ content: `Noted: add and mul. ${ESSAY.repeat(8)}`, chunk_size: 60, chunk_delay: 0.03 }] },
       // First: a task notice may quote other routes' text; the main agent just acknowledges it.
       { match: '<task-notification>', steps: [{ content: 'The background job ended; nothing else to do.', ...slow }] },
       {
