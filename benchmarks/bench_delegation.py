@@ -392,6 +392,10 @@ async def main() -> int:
     ):
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         home.mkdir()
+        # Ten (five) subagents at once measure parallelism, not the default bound of 4 a
+        # session runs at once (agent.maxConcurrent, issue 27): the bound is lifted here.
+        (home / ".wave").mkdir()
+        (home / ".wave" / "settings.json").write_text('{"agent": {"maxConcurrent": 10}}')
         (project / "src").mkdir(parents=True)
         for index in range(10):
             (project / "src" / f"m{index}.py").write_text(f"X = {index}\n")
