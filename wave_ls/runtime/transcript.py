@@ -267,7 +267,6 @@ class SavedHeader:
     cwd: str  # as written; "" when missing
     model: str | None
     permission_mode: PermissionMode | None
-    created_at: str  # ISO 8601; "" when missing
 
     @classmethod
     def from_record(cls, record: Mapping[str, Any], session_id: str) -> SavedHeader:
@@ -275,13 +274,11 @@ class SavedHeader:
         model = record.get("model")
         mode = record.get("permissionMode")
         cwd = record.get("cwd")
-        created = record.get("createdAt")
         return cls(
             session_id=session_id,
             cwd=cwd if isinstance(cwd, str) else "",
             model=model if isinstance(model, str) and model else None,
             permission_mode=cast(PermissionMode, mode) if mode in PERMISSION_MODES else None,
-            created_at=created if isinstance(created, str) else "",
         )
 
 
