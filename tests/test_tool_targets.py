@@ -88,6 +88,7 @@ async def test_tool_block_updates_carry_the_target_and_kind_over_lsp(
                         call("Grep", {"path": "src", "pattern": "def answer"}),
                         call("TaskOutput", {"block": False, "task_id": "bash-nope"}),
                         call("mcp__srv__echo", {"text": "hi there"}),
+                        call("mcp__srv__peek", {"what": "calc.py"}),
                     ),
                     reply("", delegate("Explore", task, "Look around")),
                     reply("Targets shown."),
@@ -116,6 +117,7 @@ async def test_tool_block_updates_carry_the_target_and_kind_over_lsp(
         ("Grep", "def answer", "search"),
         ("TaskOutput", "bash-nope", "other"),
         ("mcp__srv__echo", "hi there", "other"),  # its first required text parameter
+        ("mcp__srv__peek", "calc.py", "other"),  # none required: its first text one
         ("Agent", "Look around", "think"),
     ):
         shown = blocks(updates, name)

@@ -33,7 +33,7 @@ class McpToolInfo:
     """How one MCP tool is described: to the policy (``effect``: ``read`` when the server
     annotates it ``readOnlyHint: true``, else ``other``, which asks in ``default`` mode),
     to the filters (``server``, ``read_only``) and to the renderers (``title``,
-    ``key_argument``: its first required string parameter)."""
+    ``key_argument``: its first required string parameter, else its first string one)."""
 
     name: str
     server: str
@@ -61,17 +61,21 @@ class McpToolInfo:
         return out
 
 
+def _is_text(spec: object) -> bool:
+    return isinstance(spec, dict) and spec.get("type") == "string"
+
+
 def tool_info(server: str, remote: Any) -> McpToolInfo:
     annotations = getattr(remote, "annotations", None)
     read_only = bool(getattr(annotations, "read_only_hint", None) is True)
     title = getattr(remote, "title", None) or getattr(annotations, "title", None) or remote.name
     schema = remote.input_schema if isinstance(remote.input_schema, dict) else {}
     properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = [name for name in schema.get("required") or [] if name in (properties or {})]
-    key = next(
-        (name for name in required if (properties or {}).get(name, {}).get("type") == "string"),
-        None,
-    )
+    texts = [name for name, spec in (properties or {}).items() if _is_text(spec)]
+    required = set(schema.get("required") or [])
+    # The first required text parameter, else the first text one (a tool whose parameters
+    # all have defaults still has one that says what it works on).
+    key = next((name for name in texts if name in required), texts[0] if texts else None)
     return McpToolInfo(full_name(server, remote.name), server, remote.name, title, read_only, key)
 
 
