@@ -205,9 +205,12 @@ class AgentSession:
             services=self.services,
             sandbox=self.sandbox,
         )
+        own_client = McpStarter(client, self.mcp.start) if self.mcp.defined else client
+        if self.subagents is not None:  # a delegation's leftover work waits for its requests
+            own_client = self.subagents.parent_client(own_client)
         self.conversation = Conversation(
             config,
-            McpStarter(client, self.mcp.start) if self.mcp.defined else client,
+            own_client,
             context,
             sink=sink,
             # "Allow for this session" answers are kept here; subagents ask through it too.

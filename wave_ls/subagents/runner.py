@@ -51,6 +51,7 @@ from wave_ls.runtime.loop import (
 from wave_ls.runtime.memory import memory_reminder_for
 from wave_ls.runtime.permissions import DONT_ASK_DENIED, subagent_permission_mode
 from wave_ls.runtime.prompts import subagent_environment
+from wave_ls.runtime.request_sent import RequestSentSignal
 from wave_ls.runtime.tools import builtin_tools
 from wave_ls.subagents.activity import ActivityTracker, SubagentBridge, SubagentListener
 from wave_ls.subagents.agent_mcp import AgentServers, SessionMcp, agent_servers, mcp_note
@@ -72,6 +73,8 @@ DEFAULT_FOREGROUND_TIMEOUT = 600.0
 # Subagents of one session that run at once (``{"agent": {"maxConcurrent": N}}``); the
 # others wait for a free slot. A one-slot local server answers them one by one anyway.
 DEFAULT_MAX_CONCURRENT = 4
+# How long work left for after a delegation's return waits for the parent's next request.
+LATER_WORK_WAIT = 0.5
 # Built-ins that follow plan mode's read-only Bash rules even outside plan mode.
 READ_ONLY_BUILTINS = frozenset({"Explore", "Plan"})
 DELEGATION_FAILED = "Agent delegation failed: {reason}"
@@ -99,6 +102,28 @@ class SubagentHost:
     _slots: asyncio.Semaphore | None = field(default=None, init=False, repr=False)
     _running: int = field(default=0, init=False, repr=False)
     _endings: set[asyncio.Future[None]] = field(default_factory=set, init=False, repr=False)
+    _quiet: asyncio.Event | None = field(default=None, init=False, repr=False)
+
+    def parent_client(self, client: ModelClient) -> ModelClient:
+        """The parent conversation's ``client``, saying when its requests are on their way."""
+        return RequestSentSignal(client, self.parent_request_sent)
+
+    def parent_request_sent(self) -> None:
+        """The parent's next model request is on its way: what delegations left for after
+        their return (``after_next_request``) begins."""
+        quiet, self._quiet = self._quiet, None
+        if quiet is not None:
+            quiet.set()
+
+    async def after_next_request(self) -> None:
+        """Until the parent's next model request is on its way, its turn settles, or
+        ``LATER_WORK_WAIT`` has passed (another tool call of its round still running): an
+        unchanged worktree's removal waits for it, so that its git processes do not compete
+        with the return (issue 30: 2-3 ms of the return gap)."""
+        if self._quiet is None:
+            self._quiet = asyncio.Event()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._quiet.wait(), LATER_WORK_WAIT)
 
     def after_return(self, ending: asyncio.Future[None]) -> None:
         """Work a delegation left running once its result was returned (an isolated
@@ -112,6 +137,7 @@ class SubagentHost:
         """Wait for what delegations left running (the session's turn end and its close
         do): nothing stays behind a turn that has ended."""
         while self._endings:
+            self.parent_request_sent()  # none comes after the turn's end
             await asyncio.wait(set(self._endings))
 
     @contextlib.asynccontextmanager
@@ -304,7 +330,8 @@ async def run_delegation(
             usage = conversation.usage
             record.usage = RunUsage(usage, bridge.tracker.tool_calls, bridge.tracker.duration_ms())
             # A foreground run's result need not wait for an unchanged worktree's removal.
-            await workspace.finish(None if delegation.background else host.after_return, settled)
+            after = None if delegation.background else host.after_return
+            await workspace.finish(after, settled, host.after_next_request)
         answers = conversation.messages[len(setup.history) :]
         result = delegation_outcome(delegation, record, answers, error, bridge.tracker, setup)
         return SubagentRun(record.subagent_id, result, record.usage)

@@ -218,14 +218,16 @@ async def finish_isolated_worktree_soon(
     manager: WorktreeManager | None = None,
     sandbox: Confinement | None = None,
     changes: Callable[[], Awaitable[Changes | None]] | None = None,
+    begin_later: Callable[[], Awaitable[None]] | None = None,
 ) -> WorktreeOutcome:
     """``finish_isolated_worktree``, returning as soon as the rule has decided: removing an
     unchanged worktree (git's remove, its branch, its record, then the sandbox's close) goes
-    on after. The whole end (``changes``: the status already known, if any; the rule; the
-    removal) is one task, given to ``after`` before anything is awaited: whoever waits for
-    it (the session's turn end, its close) sees the worktree ended even when this caller is
-    cancelled meanwhile. A removal that fails then is logged; the worktree stays, as
-    ``wave/worktrees/list`` shows."""
+    on after, once ``begin_later`` has returned (the caller's next model request is on its
+    way: git's processes then do not compete with it). The whole end (``changes``: the
+    status already known, if any; the rule; the removal) is one task, given to ``after``
+    before anything is awaited: whoever waits for it (the session's turn end, its close)
+    sees the worktree ended even when this caller is cancelled meanwhile. A removal that
+    fails then is logged; the worktree stays, as ``wave/worktrees/list`` shows."""
     wm = manager or default_manager()
     decided: asyncio.Future[WorktreeOutcome] = asyncio.get_running_loop().create_future()
     # Its caller may be gone (cancelled): nobody else reads a failure.
@@ -247,6 +249,8 @@ async def finish_isolated_worktree_soon(
             if not decided.done():
                 decided.cancel()
         if later:
+            if begin_later is not None:
+                await begin_later()
             await asyncio.to_thread(_run_later, wt, later)
 
     ending = run_task(end(), "wave-worktree-end")
@@ -968,6 +972,11 @@ def _finish(
 ) -> WorktreeOutcome:
     # The record was written in the background: on disk when the run ends, kept or not.
     registry_file.settle(registry_file.record_path(wt.main_repo, wt.name))
+    if later is not None and known is not None and _removable(wt, known):
+        # The status taken while the last answer came found it unchanged: git's links and
+        # its HEAD are put back with its removal, after the result (issue 30: 2-3 ms).
+        later.append(lambda: _end_and_remove(wt, manager, known))
+        return removed_outcome(wt, known)
     try:
         _end_sandboxed_git(wt)  # the run's objects into the parent's store, links restored
         _reattach(wt)  # before counting: the branch must hold the run's commits
@@ -987,6 +996,23 @@ def _finish(
     except Exception as error:  # WT-7: the run's result never depends on cleanup
         log.exception("finishing worktree %s failed", wt.path)
         return _cleanup_failed(wt, error, None)
+
+
+def _removable(wt: IsolatedWorktree, changes: Changes) -> bool:
+    """Whether the rule removes ``wt`` by git: made by this run, unchanged, not by a hook."""
+    return wt.is_new and changes.determinable and not changes.has_changes and not wt.hook_created
+
+
+def _end_and_remove(wt: IsolatedWorktree, manager: WorktreeManager, changes: Changes) -> object:
+    """The deferred end of an unchanged worktree: git's links and HEAD back, then removed
+    (it stays when they cannot be put back: ``wave/worktrees/list`` shows it)."""
+    try:
+        _end_sandboxed_git(wt)
+        _reattach(wt)
+    except Exception:
+        log.exception("ending worktree %s failed: it stays", wt.path)
+        return None
+    return _remove_by_git(wt, manager, changes, force=False, beside=True)
 
 
 def _end_sandboxed_git(wt: IsolatedWorktree) -> None:

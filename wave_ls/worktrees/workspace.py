@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from wave_ls.runtime.core import ModelClient, ModelRequest, ModelResponse, ToolContext
+from wave_ls.runtime.core import ModelClient, ToolContext
+from wave_ls.runtime.request_sent import RequestSentSignal
 from wave_ls.worktrees.model import Changes, IsolationError
 
 if TYPE_CHECKING:  # imported by isolated runs only: an in-place one needs none of them
@@ -84,8 +85,11 @@ class Workspace:
 
     def client(self, client: ModelClient) -> ModelClient:
         """The model client the run sends with: an isolated run's says when each request is
-        on its way (``sent``, ``_BeginsAfterRequest``)."""
-        return client if self._launch is None else _BeginsAfterRequest(client, self)
+        on its way (``sent``): the first begins git's checkout, so that its processes and
+        the thread's Python do not compete with that request (issue 30: 7-9 ms of the
+        isolated launch); a later one takes the worktree's status while the answer comes,
+        which the end uses when nothing can have changed it since."""
+        return client if self._launch is None else RequestSentSignal(client, self.sent)
 
     @property
     def checkout_begun(self) -> bool:
@@ -133,7 +137,7 @@ class Workspace:
         return await running
 
     def sent(self) -> None:
-        """A request of the run is on its way (``_BeginsAfterRequest``): the first begins
+        """A request of the run is on its way (``client``): the first begins
         the checkout; once the worktree is made, each takes its status while the answer
         comes (a git process in a thread: the end then need not wait for one)."""
         self._requests += 1
@@ -173,11 +177,13 @@ class Workspace:
         self,
         after: Callable[[asyncio.Future[None]], None] | None = None,
         settled: bool = False,
+        begin_later: Callable[[], Awaitable[None]] | None = None,
     ) -> WorkspaceReport | None:
         """End the worktree by the keep/remove rule (never raises: WT-7) and report how.
 
         With ``after``, the removal of an unchanged worktree goes on once this has returned
-        (the result need not wait for it): ``after`` gets the end's task before anything is
+        (the result need not wait for it; it begins once ``begin_later`` has returned):
+        ``after`` gets the end's task before anything is
         awaited, for whoever must see it done (the parent's turn end, its close), also when
         this caller is cancelled meanwhile. ``settled``: the run ended on an answer without tool
         calls and nothing ran after it (no ``Stop`` hook): the status taken while that answer
@@ -208,6 +214,7 @@ class Workspace:
                 manager=launch.manager,
                 sandbox=box,
                 changes=(lambda: self._known_changes(box)) if settled else None,
+                begin_later=begin_later,
             )
         # Never silently unconfined: the summary says so too.
         summary = ended.summary if box.confined else f"{ended.summary}\n{box.note}"
@@ -316,26 +323,3 @@ async def _stop(running: asyncio.Future[Any]) -> None:
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await running
-
-
-class _BeginsAfterRequest:
-    """An isolated run's model client: once each request is on its way (the request's task
-    has run to its first wait, written or waiting for a connection, before the callback
-    queued after it runs), ``Workspace.sent``: the first begins git's checkout, so that its
-    processes and the thread's Python do not compete with that request (issue 30: 7-9 ms of
-    the isolated launch); a later one takes the worktree's status while the answer comes,
-    which the end uses when nothing can have changed it since."""
-
-    def __init__(self, client: ModelClient, workspace: Workspace) -> None:
-        self._client = client
-        self._workspace = workspace
-
-    async def complete(
-        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
-    ) -> ModelResponse:
-        sending = asyncio.ensure_future(self._client.complete(request, on_delta))
-        asyncio.get_running_loop().call_soon(self._workspace.sent)
-        return await sending
-
-    def __getattr__(self, name: str) -> Any:  # base_url and the like, as the client has them
-        return getattr(self._client, name)
