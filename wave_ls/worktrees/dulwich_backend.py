@@ -27,7 +27,7 @@ import io
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, cast
@@ -145,6 +145,11 @@ class DulwichBackend:
         return WorktreeInfo(target, branch, sha, base_commit=sha, is_new=True)
 
     # ------------------------------------------------------------------ changes
+
+    def start_changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Callable[[], Changes]:
+        return lambda: self.changes(worktree_path, base_commit, dirs=dirs)
 
     def changes(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None

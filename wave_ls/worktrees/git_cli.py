@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import logging
 import os
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from wave_ls.runtime import git_command, git_dirs
@@ -92,17 +94,57 @@ def inspect_worktree(
     """Read-only git commands in a worktree an agent may have written: through a scratch
     git dir made from its registration (``inspection.py``), confined read-only, run
     concurrently. ``WorktreeError`` when its dirs cannot be used or git cannot run."""
+    return start_inspection(worktree, *commands, dirs=dirs).wait()
+
+
+class Inspection:
+    """``inspect_worktree``'s commands, started (``start_inspection``): ``wait`` collects
+    them (blocking), then deletes their scratch git dir and closes their sandbox."""
+
+    def __init__(
+        self,
+        procs: list[subprocess.Popen[str]],
+        commands: tuple[tuple[str, ...], ...],
+        cleanup: contextlib.ExitStack,
+    ) -> None:
+        self._procs = procs
+        self._commands = commands
+        self._cleanup = cleanup
+
+    def wait(self) -> list[subprocess.CompletedProcess[str]]:
+        try:
+            return git_command.finish_git(self._procs, self._commands)
+        except GitCommandError as error:
+            raise WorktreeError(str(error)) from error
+        finally:
+            self._cleanup.close()
+
+
+def start_inspection(
+    worktree: PathLike, *commands: tuple[str, ...], dirs: WorktreeDirs | None = None
+) -> Inspection:
+    """``inspect_worktree``'s commands started in the caller's thread (about 1 ms of it),
+    to be collected by ``Inspection.wait`` in another: only the wait then runs beside
+    the caller's other work, not the Python that prepares git (issue 30)."""
     found = dirs_for(worktree, dirs)
     if found is None:
         raise WorktreeError(f"{worktree} is not a git worktree")
-    sandbox = inspection_sandbox()
+    cleanup = contextlib.ExitStack()
     try:
-        with scratch_git_dir(found) as (_scratch, env):
-            return run_git_together(worktree, *commands, env=env, sandbox=sandbox)
+        sandbox = inspection_sandbox()
+        cleanup.callback(sandbox.close)
+        _scratch, env = cleanup.enter_context(scratch_git_dir(found))
+        procs = git_command.start_git(Path(worktree), commands, env=env, sandbox=sandbox)
     except OSError as error:
+        cleanup.close()
         raise WorktreeError(f"cannot read {worktree}: {error}") from error
-    finally:
-        sandbox.close()
+    except GitCommandError as error:
+        cleanup.close()
+        raise WorktreeError(str(error)) from error
+    except BaseException:
+        cleanup.close()
+        raise
+    return Inspection(procs, commands, cleanup)
 
 
 def _checked(cwd: PathLike, *args: str) -> str:
@@ -262,14 +304,19 @@ class GitCliBackend:
     def changes(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
     ) -> Changes:
+        return self.start_changes(worktree_path, base_commit, dirs=dirs)()
+
+    def start_changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Callable[[], Changes]:
         wt = Path(worktree_path)
         if not wt.is_dir():
-            return Changes.unknown(f"{wt} does not exist")
+            return _known(Changes.unknown(f"{wt} does not exist"))
         if not SHA.fullmatch(base_commit):
-            return Changes.unknown(f"'{base_commit}' is not a commit id")
+            return _known(Changes.unknown(f"'{base_commit}' is not a commit id"))
         found = dirs_for(wt, dirs)
         if found is None:
-            return Changes.unknown(f"{wt} is not a git worktree")
+            return _known(Changes.unknown(f"{wt} is not a git worktree"))
         status_cmd = (
             "--no-optional-locks",
             "status",
@@ -283,18 +330,26 @@ class GitCliBackend:
         unmoved = layout.read_head_in(found.git_dir, found.common) == base_commit.lower()
         try:
             commands = (status_cmd, *([] if unmoved else [count_cmd]))
-            results = inspect_worktree(wt, *commands, dirs=found)
+            running = start_inspection(wt, *commands, dirs=found)
         except WorktreeError as error:
-            return Changes.unknown(str(error))
-        status = results[0]
-        if status.returncode != 0:
-            return Changes.unknown(f"git status failed in {wt}: {status.stderr.strip()}")
-        if unmoved:
-            return Changes(count_status_entries(status.stdout), 0)
-        commits = results[1]
-        if commits.returncode != 0:
-            return Changes.unknown(f"git rev-list failed in {wt}: {commits.stderr.strip()}")
-        return Changes(count_status_entries(status.stdout), int(commits.stdout.strip()))
+            return _known(Changes.unknown(str(error)))
+
+        def result() -> Changes:
+            try:
+                results = running.wait()
+            except WorktreeError as error:
+                return Changes.unknown(str(error))
+            status = results[0]
+            if status.returncode != 0:
+                return Changes.unknown(f"git status failed in {wt}: {status.stderr.strip()}")
+            if unmoved:
+                return Changes(count_status_entries(status.stdout), 0)
+            commits = results[1]
+            if commits.returncode != 0:
+                return Changes.unknown(f"git rev-list failed in {wt}: {commits.stderr.strip()}")
+            return Changes(count_status_entries(status.stdout), int(commits.stdout.strip()))
+
+        return result
 
     def diff(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
@@ -427,3 +482,7 @@ class GitCliBackend:
         if not infos and required:
             raise WorktreeError(f"{repo} is not inside a git repository")
         return infos
+
+
+def _known(changes: Changes) -> Callable[[], Changes]:
+    return lambda: changes

@@ -916,16 +916,31 @@ def _record(project: Path, wt: IsolatedWorktree, *, soon: bool = False) -> None:
 
 def worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Changes:
     """What ``wt`` holds beyond its base; undeterminable when anything is unknown (WT-8)."""
+    return start_worktree_changes(wt, manager)()
+
+
+def start_worktree_changes(wt: IsolatedWorktree, manager: WorktreeManager) -> Callable[[], Changes]:
+    """``worktree_changes`` begun in the caller's thread (git's processes start here), its
+    result when the returned call is made (blocking: from a thread). Never raises."""
     if not wt.path.is_dir():
-        return Changes.unknown(f"{wt.path} no longer exists")
+        return lambda: Changes.unknown(f"{wt.path} no longer exists")
     if not (wt.path / ".git").exists():
-        return Changes.unknown(f"{wt.path} is not a git worktree")
+        return lambda: Changes.unknown(f"{wt.path} is not a git worktree")
     if not wt.base_commit:
-        return Changes.unknown("its base commit is unknown")
+        return lambda: Changes.unknown("its base commit is unknown")
     try:
-        return manager.changes(wt.path, wt.base_commit, dirs=wt.git)
+        finish = manager.start_changes(wt.path, wt.base_commit, dirs=wt.git)
     except Exception as error:  # fail-safe by design: unknown means keep
-        return Changes.unknown(str(error))
+        problem = Changes.unknown(str(error))
+        return lambda: problem
+
+    def result() -> Changes:
+        try:
+            return finish()
+        except Exception as error:
+            return Changes.unknown(str(error))
+
+    return result
 
 
 def finish_worktree_sync(

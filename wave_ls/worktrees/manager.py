@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -106,6 +106,12 @@ class WorktreeManager:
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
     ) -> Changes:
         return self.backend_for("changes").changes(worktree_path, base_commit, dirs=dirs)
+
+    def start_changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Callable[[], Changes]:
+        backend = self.backend_for("changes")
+        return backend.start_changes(worktree_path, base_commit, dirs=dirs)
 
     def diff(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None

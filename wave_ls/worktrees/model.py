@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
@@ -154,6 +155,14 @@ class WorktreeBackend(Protocol):
         """Changed files (status entries) and commits since ``base_commit``; ``dirs`` are
         the worktree's git dirs recorded before an agent ran in it (else found from the
         parent's side, see ``inspection.py``)."""
+        ...
+
+    def start_changes(
+        self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
+    ) -> Callable[[], Changes]:
+        """``changes`` begun in the caller's thread, its result when the returned call is
+        made (blocking: from another thread). git's processes start here; dulwich's whole
+        work waits for the call."""
         ...
 
     def remove(

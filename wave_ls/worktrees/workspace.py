@@ -152,12 +152,13 @@ class Workspace:
         wt, box = launch.ready.result()
         if box.commands_running():  # they may still change it: taken at the end instead
             return
-        from wave_ls.worktrees.isolation import worktree_changes
+        from wave_ls.worktrees.isolation import start_worktree_changes
 
         self._status_at = self._requests
-        self._status = asyncio.ensure_future(
-            asyncio.to_thread(worktree_changes, wt, launch.manager)
-        )
+        # git's processes start here, on the loop (about 1 ms, while the request is out): a
+        # thread preparing them would contend with the answer's reading (issue 30: 3-4 ms).
+        status = start_worktree_changes(wt, launch.manager)
+        self._status = asyncio.ensure_future(asyncio.to_thread(status))
 
     async def _known_changes(self, box: Confinement) -> Changes | None:
         """The status taken while the last answer came, when nothing can have changed the
