@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
@@ -50,12 +51,17 @@ class GatedManager(WorktreeManager):
         self.status_gate.set()
         self.remove_gate.set()
 
-    def changes(
+    def start_changes(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
-    ) -> Changes:
-        self.status_started.set()
-        assert self.status_gate.wait(30)
-        return super().changes(worktree_path, base_commit, dirs=dirs)
+    ) -> Callable[[], Changes]:
+        finish = super().start_changes(worktree_path, base_commit, dirs=dirs)
+
+        def gated() -> Changes:  # the wait for git's answer, in finish's thread
+            self.status_started.set()
+            assert self.status_gate.wait(30)
+            return finish()
+
+        return gated
 
     def remove(
         self, repo: PathLike, path: PathLike, branch: str | None, *, force: bool = False
