@@ -105,7 +105,7 @@ class WorktreeManager:
     def changes(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
     ) -> Changes:
-        return self.backend_for("changes").changes(worktree_path, base_commit, dirs=dirs)
+        return self.start_changes(worktree_path, base_commit, dirs=dirs)()
 
     def start_changes(
         self, worktree_path: PathLike, base_commit: str, *, dirs: WorktreeDirs | None = None
