@@ -31,7 +31,7 @@ from wave_ls.mcp.tools import LiveTools
 from wave_ls.runtime.allowances import RememberingAsker
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.client_paths import UnusablePath, existing_dir
-from wave_ls.runtime.context import ContextPolicy, load_context_settings
+from wave_ls.runtime.context.policy import ContextPolicy, load_context_settings
 from wave_ls.runtime.core import (
     EventSink,
     Message,

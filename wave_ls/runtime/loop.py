@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from wave_ls.runtime.context import ContextPolicy
 from wave_ls.runtime.context.compaction import (
     MAX_KEPT_EXCHANGES,
     flatten,
@@ -29,7 +28,7 @@ from wave_ls.runtime.context.compaction import (
     summary_messages,
     tail_start,
 )
-from wave_ls.runtime.context.policy import KEEP_SHARE
+from wave_ls.runtime.context.policy import KEEP_SHARE, ContextPolicy
 from wave_ls.runtime.context.tokens import (
     CHARS_PER_TOKEN,
     calibrated,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -61,6 +60,8 @@ def decision(folder: Path, home: Path) -> bool | None:
 
 def keep(folder: Path, home: Path, trusted: bool) -> None:
     """Record the decision for ``folder`` (replacing an earlier one for that folder)."""
+    import tempfile  # with shutil and bz2 behind it, ~5 ms of the server's start
+
     path = store_path(home)
     with _LOCK:
         folders = _folders(home)

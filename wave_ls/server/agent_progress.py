@@ -19,7 +19,7 @@ from pygls.progress import Progress
 
 from wave_ls.runtime.background_work import run_task
 from wave_ls.runtime.core import parsed_arguments
-from wave_ls.subagents.agent_tool import AGENT_TOOL
+from wave_ls.runtime.tool_names import WaveTool
 from wave_ls.subagents.record import DelegationRecord, delegation_title, starts_background_run
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ class AgentProgress:
         self.waiting: set[str] = set()  # pending blocks whose run has not reported yet
 
     def on_update(self, update: dict[str, Any]) -> None:
-        if update.get("kind") != "toolBlock" or update.get("name") != AGENT_TOOL:
+        if update.get("kind") != "toolBlock" or update.get("name") != WaveTool.AGENT:
             return
         if not self.enabled() or starts_background(update):
             return

@@ -9,14 +9,3 @@ compaction (a summary in place of the oldest messages) when it fills up.
 - ``tool_output``: a single tool output too large for the window, cut with a note;
 - ``policy``: the one object a conversation holds (``AgentConfig.context``).
 """
-
-from wave_ls.runtime.context.policy import ContextPolicy, ContextSettings, load_context_settings
-from wave_ls.runtime.context.window import DEFAULT_WINDOW_TOKENS, Window
-
-__all__ = [
-    "DEFAULT_WINDOW_TOKENS",
-    "ContextPolicy",
-    "ContextSettings",
-    "Window",
-    "load_context_settings",
-]
