@@ -11,7 +11,8 @@ of the ``--rounds`` rounds; status (milliseconds) compares best against best, th
 nothing else on a loaded machine got in the way of, over ``STATUS_PAIRS`` alternating pairs
 on one clean worktree (plain ``git status --porcelain --untracked-files=all`` against
 ``WorktreeManager.changes``, which does all it does in the server: its sandbox, ``-z``, the
-HEAD check). Medians are shown beside. Exits 0 when a target is missed (the line says MISS).
+HEAD check, with the worktree's dirs recorded at its creation, as isolation passes them).
+Medians are shown beside. Exits 0 when a target is missed (the line says MISS).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from common import figure, note
 
 from wave_ls.worktrees import DulwichBackend, GitCliBackend, WorktreeBackend
+from wave_ls.worktrees.inspection import registered_dirs
 from wave_ls.worktrees.manager import WorktreeManager
 
 ENV = {
@@ -209,12 +211,13 @@ def status_pairs(
     path = repo / ".wave" / "worktrees" / "status-pairs"
     info = manager.create(repo, path, "worktree-status-pairs", "HEAD")
     base = info.base_commit or ""
+    dirs = registered_dirs(path, repo)  # recorded at creation, as isolation does
 
     def plain() -> None:
         git(path, "status", "--porcelain", "--untracked-files=all")
 
     def ours() -> None:
-        changes = manager.changes(path, base)
+        changes = manager.changes(path, base, dirs=dirs)
         assert changes.determinable and not changes.has_changes, changes
 
     samples: dict[str, list[float]] = {"plain": [], "ours": []}

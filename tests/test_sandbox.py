@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from wave_ls.runtime.processes import popen_confined
-from wave_ls.runtime.sandbox import available, confinement
+from wave_ls.runtime.sandbox import available, confinement, read_only_confinement
 from wave_ls.runtime.sandbox.bubblewrap import bwrap_path
 from wave_ls.runtime.sandbox.landlock import abi_version
 
@@ -102,3 +102,26 @@ def test_commands_started_together_are_confined_and_the_caller_is_not(
     assert not (outside / "b.txt").exists()
     (outside / "c.txt").write_text("the server still writes\n")  # this thread: unconfined
     assert (outside / "c.txt").read_text() == "the server still writes\n"
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_the_read_only_sandbox_lasts_and_every_start_is_confined(
+    mechanism: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # read_only_confinement: one for the process (our own git's), its commands started by
+    # one thread confined once; closing it keeps it usable, and no start escapes it.
+    monkeypatch.setenv("WAVE_SANDBOX", mechanism)
+    box = read_only_confinement()
+    assert box is read_only_confinement() and box.mechanism == mechanism
+    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    outputs = []
+    for n in range(3):
+        box.close()  # what a caller does after use: nothing for a lasting one
+        [process] = popen_confined(
+            [(["sh", "-c", f"echo {n} > {tmp_path}/{n}.txt || echo denied"], options)], box
+        )
+        outputs.append(process.communicate(timeout=30)[0].strip())
+    assert outputs == ["denied"] * 3
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "mine.txt").write_text("the server still writes\n")  # this thread: unconfined
+    assert (tmp_path / "mine.txt").read_text() == "the server still writes\n"

@@ -237,6 +237,34 @@ def test_changes(
     assert changes.has_changes is bool(files or commits)
 
 
+def test_status_taken_again_sees_every_change(backend: WorktreeBackend, repo: Path):
+    # WT-5/WT-6: our git reuses its scratch git dir (and the index copied there) between
+    # statuses; every change to a worktree, its index or its HEAD shows in the next one,
+    # also with another worktree's status between them.
+    first, other = new_worktree(backend, repo), new_worktree(backend, repo, "other")
+    base = first.base_commit or ""
+
+    def status() -> Changes:
+        assert backend.changes(other.path, other.base_commit or "") == Changes(0, 0)
+        return backend.changes(first.path, base)
+
+    assert backend.changes(first.path, base) == Changes(0, 0)
+    assert backend.changes(first.path, base) == Changes(0, 0)
+    modify(first.path)
+    assert backend.changes(first.path, base) == Changes(1, 0)
+    git(first.path, "add", "README.md")  # the index changes, the work tree does not
+    assert backend.changes(first.path, base) == Changes(1, 0)
+    staged(first.path)
+    assert status() == Changes(3, 0)
+    (first.path / "late.txt").write_text("late\n")
+    assert backend.changes(first.path, base) == Changes(4, 0)
+    commit_all(first.path, "all of it")  # a stale copy of the index would lack late.txt
+    assert backend.changes(first.path, base) == Changes(0, 1)
+    git(first.path, "reset", "-q", "--hard", base)
+    assert status() == Changes(0, 0)
+    assert backend.changes(first.path, base) == Changes(0, 0)
+
+
 def test_changes_undeterminable_means_keep(backend: WorktreeBackend, repo: Path):
     # WT-8: rev-list fails on an unknown base -> not determinable, counts as changes
     info = new_worktree(backend, repo)

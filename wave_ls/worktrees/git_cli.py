@@ -13,7 +13,7 @@ from pathlib import Path
 
 from wave_ls.runtime import git_command, git_dirs
 from wave_ls.runtime.git_command import NO_DIFF_PROGRAMS, GitCommandError
-from wave_ls.runtime.sandbox import Confinement, confinement
+from wave_ls.runtime.sandbox import Confinement, confinement, read_only_confinement
 from wave_ls.worktrees import layout
 from wave_ls.worktrees.inspection import WorktreeDirs, dirs_for, scratch_git_dir
 from wave_ls.worktrees.model import (
@@ -66,9 +66,9 @@ def inspection_sandbox(*writable: Path) -> Confinement:
 
     Its files may make git run programs (a nested repository's ``core.fsmonitor``, filters
     of a submodule's config): run confined, they can write nothing, or only ``writable``.
-    Close it after use.
+    Close it after use (nothing to close for the read-only one: it lasts).
     """
-    return confinement(writable)
+    return confinement(writable) if writable else read_only_confinement()
 
 
 def run_git_together(

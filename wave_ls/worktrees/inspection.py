@@ -137,66 +137,126 @@ def read_head_file(git_dir: Path) -> bytes:
     return data.strip() + b"\n"
 
 
-def copy_regular_file(source: Path, target: Path, limit: int) -> bool:
+def copy_regular_file(
+    source: Path, target: Path, limit: int, *, unless: tuple[int, ...] | None = None
+) -> tuple[int, ...] | None:
     """Copy ``source`` to ``target`` when it is a regular file of at most ``limit`` bytes
-    (opened without blocking); False when it is missing. ``WorktreeError`` for anything
-    else (a FIFO, a device, too big)."""
+    (opened without blocking): the source's identity (device, inode, size, times), None
+    when it is missing; nothing is copied when that identity is ``unless`` (the target
+    already holds it). ``WorktreeError`` for anything else (a FIFO, a device, too big)."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        return False
+        return None
     except OSError as error:
         raise WorktreeError(f"cannot read {source}: {error}") from error
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
             raise WorktreeError(f"{source} is not a regular file of at most {limit} bytes")
+        identity = _identity(info)
+        if identity == unless:
+            return identity
         with open(target, "wb") as out:
             shutil.copyfileobj(handle, out, 1 << 20)
     # Its time too: git trusts an entry's stat data only when older than the index file
     # ("racy git"); a newer copy would hide a same-size change made in the same second.
     os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
-    return True
+    return identity
+
+
+@dataclass
+class _Scratch:
+    """A reusable scratch git dir and what it holds: the ``HEAD`` and ``commondir`` written
+    there, and the worktree's index its ``index`` was copied from (that file's identity,
+    and the copy's own, so a changed one on either side is copied again)."""
+
+    path: Path
+    head: bytes = b""
+    common: str = ""
+    source: tuple[int, ...] = ()
+    copy: tuple[int, ...] = ()
+
+
+def _identity(info: os.stat_result) -> tuple[int, ...]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+_KEPT = {"HEAD", "commondir", "index"}
 
 
 class _ScratchPool:
     """Scratch git dirs for read-only commands, reused: making and deleting a folder costs
-    ~3 ms on a journaling disk, more than the status it serves. Each is used by one command
-    set at a time; all are deleted when the process ends."""
+    ~3 ms on a journaling disk, more than the status it serves, and one that served the
+    same worktree last keeps its files (only what changed is written again). Each is used
+    by one command set at a time; all are deleted when the process ends."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._free: list[Path] = []
+        self._free: dict[Path, list[_Scratch]] = {}
         self._base: Path | None = None
 
-    def take(self) -> Path:
+    def take(self, git_dir: Path) -> _Scratch:
+        """A free scratch dir, the one that last served ``git_dir`` when there is one."""
         with self._lock:
             if self._base is None or not self._base.is_dir():
                 self._base = Path(tempfile.mkdtemp(prefix="wave-git-"))
                 self._free.clear()
                 atexit.register(shutil.rmtree, self._base, True)
-            while self._free:
-                scratch = self._free.pop()
-                if scratch.is_dir():
-                    return scratch
-            return Path(tempfile.mkdtemp(dir=self._base))
+            for key in (git_dir, *self._free):
+                free = self._free.get(key, [])
+                while free:
+                    scratch = free.pop()
+                    if scratch.path.is_dir():
+                        return scratch if key == git_dir else _Scratch(scratch.path)
+            return _Scratch(Path(tempfile.mkdtemp(dir=self._base)))
 
-    def give_back(self, scratch: Path) -> None:
+    def give_back(self, git_dir: Path, scratch: _Scratch) -> None:
         with self._lock:
-            self._free.append(scratch)
+            self._free.setdefault(git_dir, []).append(scratch)
 
 
 _pool = _ScratchPool()
 
 
-def _emptied(scratch: Path) -> Path:
-    """``scratch`` without what an earlier command left (a lock, an index)."""
-    for entry in os.scandir(scratch):
+def _tidied(scratch: _Scratch) -> _Scratch:
+    """``scratch`` without what an earlier command left beside our files (a lock)."""
+    for entry in os.scandir(scratch.path):
+        if entry.name in _KEPT and entry.is_file(follow_symlinks=False):
+            continue
         if entry.is_dir(follow_symlinks=False):
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
             os.unlink(entry.path)
     return scratch
+
+
+def _refresh(scratch: _Scratch, head: bytes, dirs: WorktreeDirs) -> None:
+    """Write into the pooled ``scratch`` the ``HEAD``, ``commondir`` and index of ``dirs``
+    that it does not hold yet."""
+    path = scratch.path
+    if scratch.head != head or not (path / "HEAD").is_file():
+        (path / "HEAD").write_bytes(head)
+        scratch.head = head
+    if scratch.common != str(dirs.common) or not (path / "commondir").is_file():
+        (path / "commondir").write_text(f"{dirs.common}\n", encoding="utf-8")
+        scratch.common = str(dirs.common)
+    index = path / "index"
+    try:
+        copy = _identity(os.lstat(index))
+    except FileNotFoundError:
+        copy = ()
+    source = copy_regular_file(
+        dirs.git_dir / "index",
+        index,
+        MAX_INDEX_BYTES,
+        unless=scratch.source if copy == scratch.copy else None,
+    )
+    if source is None:  # the worktree has no index (yet)
+        index.unlink(missing_ok=True)
+        scratch.source = scratch.copy = ()
+    else:
+        scratch.source, scratch.copy = source, _identity(os.lstat(index))
 
 
 @contextlib.contextmanager
@@ -210,12 +270,15 @@ def scratch_git_dir(
     Without ``objects`` the folder is a reused one: for commands that write nothing."""
     check_dirs(dirs)
     head = read_head_file(dirs.git_dir)
-    pooled = not objects
-    scratch = _emptied(_pool.take()) if pooled else Path(tempfile.mkdtemp(prefix="wave-git-"))
+    pooled = None if objects else _tidied(_pool.take(dirs.git_dir))
+    scratch = pooled.path if pooled else Path(tempfile.mkdtemp(prefix="wave-git-"))
     try:
-        (scratch / "HEAD").write_bytes(head)
-        (scratch / "commondir").write_text(f"{dirs.common}\n", encoding="utf-8")
-        copy_regular_file(dirs.git_dir / "index", scratch / "index", MAX_INDEX_BYTES)
+        if pooled is not None:
+            _refresh(pooled, head, dirs)
+        else:
+            (scratch / "HEAD").write_bytes(head)
+            (scratch / "commondir").write_text(f"{dirs.common}\n", encoding="utf-8")
+            copy_regular_file(dirs.git_dir / "index", scratch / "index", MAX_INDEX_BYTES)
         env = {
             "GIT_DIR": str(scratch),
             "GIT_COMMON_DIR": str(dirs.common),
@@ -231,7 +294,7 @@ def scratch_git_dir(
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = os.pathsep.join(map(str, alternates))
         yield scratch, env
     finally:
-        if pooled:
-            _pool.give_back(scratch)
+        if pooled is not None:
+            _pool.give_back(dirs.git_dir, pooled)
         else:
             shutil.rmtree(scratch, ignore_errors=True)

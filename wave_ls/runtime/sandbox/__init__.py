@@ -108,6 +108,9 @@ class Confinement:
     preexec: Callable[[], None] | None = None
     # Confines the calling thread instead (Landlock): see ``processes.popen_confined``.
     restrict_thread: Callable[[], None] | None = None
+    # Kept for the whole process (``read_only_confinement``): ``close`` keeps it usable,
+    # and its commands start from one thread confined once.
+    lasting: bool = False
     env: dict[str, str] = field(default_factory=dict)
     advice: str = ""
     _wrap: Callable[[list[str]], list[str]] = field(default=lambda argv: argv, repr=False)
@@ -187,7 +190,10 @@ class Confinement:
 
     def close(self) -> None:
         """Release what the confinement holds (the Landlock ruleset's descriptor, the
-        private temporary directory); the helper ends when its commands have. Idempotent."""
+        private temporary directory); the helper ends when its commands have. Idempotent;
+        nothing for a ``lasting`` one."""
+        if self.lasting:
+            return
         if self._spawner is not None:
             self._spawner.close()
         if self._offline is not None and self._offline is not self:
@@ -281,6 +287,22 @@ def offline_confinement() -> Confinement:
     box = _OFFLINE.get(key)
     if box is None:
         box = _OFFLINE[key] = _confinement(None, network=False)
+    return box
+
+
+# The process's sandboxes that let their commands write nothing, by WAVE_SANDBOX's value.
+_READ_ONLY: dict[str, Confinement] = {}
+
+
+def read_only_confinement() -> Confinement:
+    """A sandbox whose commands may write nothing (but ``/dev``): one for the whole process
+    (``lasting``), for our own read-only git in worktrees an agent wrote: no ruleset and no
+    confined thread is made per command (issue 30)."""
+    key = _forced()
+    box = _READ_ONLY.get(key)
+    if box is None:
+        box = _READ_ONLY[key] = confinement(())
+        box.lasting = True
     return box
 
 
