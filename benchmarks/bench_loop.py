@@ -129,6 +129,10 @@ def make_project(root: Path) -> None:
     for index in range(20):
         (root / "src" / f"module{index}.py").write_text(f"VALUE = {index}\n")
     (root / "AGENTS.md").write_text("# Project notes\n\nRun the tests with `pytest -q`.\n")
+    # The window of a hosted model: 1,000 subagents' Agent tool alone passes 80 % of the
+    # default 32 K, and the offline model says no window (compaction is bench_models').
+    (root / ".wave").mkdir()
+    (root / ".wave" / "settings.local.json").write_text('{"context": {"windowTokens": 200000}}')
 
 
 class Turn:
