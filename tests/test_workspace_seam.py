@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -183,3 +185,24 @@ def test_origin_default_branch_is_read_from_the_ref_files_as_dulwich_reads_it(
     assert (
         layout.origin_default_branch(common) == (True, None) == (True, dulwich.default_branch(repo))
     )
+
+
+def test_what_isolation_imports_loads_once_a_parent_request_is_out() -> None:
+    # Issue 30: the first isolated delegation of a `wave-ls run` imported ~15 ms of modules
+    # on its launch's path; they now load in a thread while the parent's model reads.
+    probe = (
+        "import sys, threading\n"
+        "from pathlib import Path\n"
+        "from wave_ls.subagents.runner import SubagentHost\n"
+        "from wave_ls.worktrees.workspace import ISOLATION_MODULES\n"
+        "before = [m for m in ISOLATION_MODULES if m in sys.modules]\n"
+        "host = SubagentHost(None, None, None, None, Path('.'), Path('.'))\n"
+        "host.parent_request_sent(); host.parent_request_sent()\n"
+        "loaders = [t for t in threading.enumerate() if t.name == 'wave-load-isolation']\n"
+        "for t in loaders: t.join(30)\n"
+        "print(before, len(loaders), all(m in sys.modules for m in ISOLATION_MODULES))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[] 1 True", done.stderr

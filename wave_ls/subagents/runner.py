@@ -65,7 +65,12 @@ from wave_ls.subagents.hooks import AgentHooks
 from wave_ls.subagents.models import subagent_model
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees.model import IsolationError
-from wave_ls.worktrees.workspace import Workspace, WorkspaceRequest, open_workspace
+from wave_ls.worktrees.workspace import (
+    Workspace,
+    WorkspaceRequest,
+    load_isolation_soon,
+    open_workspace,
+)
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +115,9 @@ class SubagentHost:
 
     def parent_request_sent(self) -> None:
         """The parent's next model request is on its way: what delegations left for after
-        their return (``after_next_request``) begins."""
+        their return (``after_next_request``) begins, and what an isolated one would import
+        is loaded meanwhile (``load_isolation_soon``)."""
+        load_isolation_soon()
         quiet, self._quiet = self._quiet, None
         if quiet is not None:
             quiet.set()

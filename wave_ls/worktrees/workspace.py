@@ -20,6 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
+import logging
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,31 @@ if TYPE_CHECKING:  # imported by isolated runs only: an in-place one needs none 
     from wave_ls.worktrees.report import WorkspaceReport
 
 T = TypeVar("T")
+
+log = logging.getLogger(__name__)
+
+# What an isolated delegation imports on its launch's path (~15 ms in a fresh process).
+ISOLATION_MODULES = ("wave_ls.worktrees.isolation", "wave_ls.worktrees.report")
+_isolation_loading = threading.Event()
+
+
+def load_isolation_soon() -> None:
+    """Import ``ISOLATION_MODULES`` in a thread, once per process: called when a parent's
+    model request is on its way, so the imports run while the model reads it, and a
+    delegation its answer asks to isolate does not wait for them (issue 30). A session that
+    never isolates pays them once, off every path."""
+    if _isolation_loading.is_set():
+        return
+    _isolation_loading.set()
+
+    def load() -> None:
+        for name in ISOLATION_MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception:  # its first use then reports it
+                log.debug("could not import %s early", name, exc_info=True)
+
+    threading.Thread(target=load, name="wave-load-isolation", daemon=True).start()
 
 
 @dataclass(frozen=True)
@@ -287,7 +315,7 @@ async def open_workspace(
 
 
 async def _launch(request: WorkspaceRequest, cwd: Path) -> WorktreeLaunch:
-    # On first use (~15 ms of imports): a session that never isolates never pays it.
+    # Loaded by then, as a rule (``load_isolation_soon``, when the parent's request went out).
     from wave_ls.worktrees.isolation import WorktreeRequest, launch_worktree
 
     # The fallback, or the agent's directory, needs it made; else it is begun by the run's
