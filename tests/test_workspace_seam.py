@@ -191,18 +191,23 @@ def test_what_isolation_imports_loads_once_a_parent_request_is_out() -> None:
     # Issue 30: the first isolated delegation of a `wave-ls run` imported ~15 ms of modules
     # on its launch's path; they now load in a thread while the parent's model reads.
     probe = (
-        "import sys, threading\n"
+        "import asyncio, sys\n"
         "from pathlib import Path\n"
         "from wave_ls.subagents.runner import SubagentHost\n"
         "from wave_ls.worktrees.workspace import ISOLATION_MODULES\n"
-        "before = [m for m in ISOLATION_MODULES if m in sys.modules]\n"
+        "loaded = lambda: all(m in sys.modules for m in ISOLATION_MODULES)\n"
         "host = SubagentHost(None, None, None, None, Path('.'), Path('.'))\n"
-        "host.parent_request_sent(); host.parent_request_sent()\n"
-        "loaders = [t for t in threading.enumerate() if t.name == 'wave-load-isolation']\n"
-        "for t in loaders: t.join(30)\n"
-        "print(before, len(loaders), all(m in sys.modules for m in ISOLATION_MODULES))\n"
+        "async def main():\n"
+        "    before = loaded()\n"
+        "    host.parent_request_sent(); host.parent_request_sent()\n"
+        "    at_once = loaded()  # not in the request's own moment\n"
+        "    for _ in range(300):\n"
+        "        if loaded(): break\n"
+        "        await asyncio.sleep(0.05)\n"
+        "    print(before, at_once, loaded())\n"
+        "asyncio.run(main())\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
-    assert done.stdout.strip() == "[] 1 True", done.stderr
+    assert done.stdout.strip() == "False False True", done.stderr

@@ -43,14 +43,17 @@ log = logging.getLogger(__name__)
 
 # What an isolated delegation imports on its launch's path (~15 ms in a fresh process).
 ISOLATION_MODULES = ("wave_ls.worktrees.isolation", "wave_ls.worktrees.report")
+# A process's first request may still be connecting when it is "on its way": the imports
+# start once it is surely written, so they never compete with it.
+LOAD_DELAY_S = 0.01
 _isolation_loading = threading.Event()
 
 
 def load_isolation_soon() -> None:
-    """Import ``ISOLATION_MODULES`` in a thread, once per process: called when a parent's
-    model request is on its way, so the imports run while the model reads it, and a
-    delegation its answer asks to isolate does not wait for them (issue 30). A session that
-    never isolates pays them once, off every path."""
+    """Import ``ISOLATION_MODULES`` in a thread, once per process: called (on the event
+    loop) when a parent's model request is on its way, so the imports run while the model
+    reads it, and a delegation its answer asks to isolate does not wait for them (issue
+    30). A session that never isolates pays them once, off every path."""
     if _isolation_loading.is_set():
         return
     _isolation_loading.set()
@@ -62,7 +65,8 @@ def load_isolation_soon() -> None:
             except Exception:  # its first use then reports it
                 log.debug("could not import %s early", name, exc_info=True)
 
-    threading.Thread(target=load, name="wave-load-isolation", daemon=True).start()
+    thread = threading.Thread(target=load, name="wave-load-isolation", daemon=True)
+    asyncio.get_running_loop().call_later(LOAD_DELAY_S, thread.start)
 
 
 @dataclass(frozen=True)
