@@ -66,7 +66,10 @@ def load_isolation_soon() -> None:
                 log.debug("could not import %s early", name, exc_info=True)
 
     thread = threading.Thread(target=load, name="wave-load-isolation", daemon=True)
-    asyncio.get_running_loop().call_later(LOAD_DELAY_S, thread.start)
+    try:
+        asyncio.get_running_loop().call_later(LOAD_DELAY_S, thread.start)
+    except RuntimeError:  # no loop in this thread: nothing to wait for
+        thread.start()
 
 
 @dataclass(frozen=True)
