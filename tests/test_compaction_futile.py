@@ -87,3 +87,41 @@ async def test_no_automatic_compaction_when_the_prompt_alone_passes_the_threshol
     assert summary_requests(fake_model) == []  # nothing worth summarizing: never asked
     assert not client.updates_for(sid, "compacted")
     assert len(skipped) == 1  # said once, not before every round
+
+
+async def test_a_failed_automatic_compaction_is_not_tried_again_every_round(
+    fake_model: FakeModelServer, home: Path, project: Path
+) -> None:
+    # A model whose summary comes back empty: the round goes on uncompacted, and the next
+    # attempt waits until the conversation has grown by a summary's worth (it was tried
+    # before every round: 10 summary requests in a 50-round turn of bench_loop).
+    settings(project, {"context": {"windowTokens": 16_000}})  # compacts past 12,000 tokens
+    fake_model.set_script(
+        {
+            "routes": [
+                route("", reply(""), system=SUMMARIZER),
+                route("turn", reply("Noted.")),
+                route("again", reply("Again.")),
+            ]
+        }
+    )
+    filler = "words " * 700  # ~1,050 tokens a message (a quarter of its characters)
+    async with wave_client(server_env(home, fake_model.base_url)) as client:
+        sid = (await client.request("wave/session/new", {"cwd": str(project)}))["sessionId"]
+        turns = []
+        for n in range(6):
+            text = f"turn {n}: {filler}"
+            turns.append(await client.request("wave/chat/send", {"sessionId": sid, "text": text}))
+            if summary_requests(fake_model):
+                break
+        tried = len(summary_requests(fake_model))
+        for _ in range(2):
+            turns.append(
+                await client.request("wave/chat/send", {"sessionId": sid, "text": "again"})
+            )
+        usage = client.updates_for(sid, "contextUsage")
+    assert tried == 1, "the window was never passed"
+    assert [t["status"] for t in turns] == ["completed"] * len(turns)
+    assert usage[-1]["tokens"] > 12_000  # still past the limit, uncompacted
+    assert len(summary_requests(fake_model)) == 1  # not asked again for a few more words
+    assert not client.updates_for(sid, "compacted")

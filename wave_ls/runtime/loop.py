@@ -534,6 +534,7 @@ class Conversation:
                     await self.compact(reason="auto")
                 except ModelError as error:  # the round goes on; the endpoint may refuse it
                     log.warning("automatic compaction failed: %s", error)
+                    self._futile_at = tokens  # as one that could not help: not every round
         try:
             return await self._send(first)
         except ContextLengthError as error:
