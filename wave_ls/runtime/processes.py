@@ -18,13 +18,11 @@ import asyncio
 import contextlib
 import logging
 import os
-import queue
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
@@ -150,7 +148,8 @@ def popen_confined(
 
     With Landlock they start from a new thread that confines itself first (the children
     inherit its domain), so Python can use vfork: ``preexec_fn`` would make it fork the
-    whole server, which costs ~9 ms per start at its size. The thread ends with the starts.
+    whole server, which costs ~9 ms per start at its size. The thread ends with the starts,
+    but for a lasting sandbox's: its one ``confined_thread`` starts them all.
     """
     # Never the server's stdin (the editor's LSP pipe) unless a caller passes its own.
     starts = [(argv, {"stdin": subprocess.DEVNULL, **options}) for argv, options in starts]
@@ -158,12 +157,8 @@ def popen_confined(
     if restrict is None:
         wrapped = [confined(argv, sandbox, options) for argv, options in starts]
         return [subprocess.Popen(argv, **options) for argv, options in wrapped]
-    if sandbox.lasting:
-        with _STARTERS_LOCK:
-            starter = _STARTERS.get(id(sandbox))
-            if starter is None:
-                starter = _STARTERS[id(sandbox)] = ConfinedStarter(restrict)
-        return starter.start(starts, sandbox)
+    if sandbox.confined_thread is not None:  # one that lasts: its thread confined once
+        return sandbox.confined_thread.run(lambda: _start_all(starts, sandbox))
     started: list[subprocess.Popen[Any]] = []
     failure: list[BaseException] = []
 
@@ -198,45 +193,6 @@ def _start_all(
             process.wait()
         raise
     return started
-
-
-class ConfinedStarter:
-    """One thread, confined once by ``restrict``, that starts the commands of a ``lasting``
-    sandbox for every caller in turn: a thread and a Landlock domain per start cost ~0.3 ms
-    at best, more than 1 ms on a busy machine, beside a git status of ~3 ms (issue 30)."""
-
-    def __init__(self, restrict: Callable[[], None]) -> None:
-        self._restrict = restrict
-        self._jobs: queue.SimpleQueue[tuple[Any, Any, Future[list[subprocess.Popen[Any]]]]]
-        self._jobs = queue.SimpleQueue()
-        threading.Thread(target=self._serve, name="wave-confined-starter", daemon=True).start()
-
-    def start(
-        self, starts: Sequence[tuple[list[str], dict[str, Any]]], sandbox: Confinement
-    ) -> list[subprocess.Popen[Any]]:
-        done: Future[list[subprocess.Popen[Any]]] = Future()
-        self._jobs.put((starts, sandbox, done))
-        return done.result()
-
-    def _serve(self) -> None:
-        try:
-            self._restrict()
-            broken: Exception | None = None
-        except Exception as error:  # every caller gets it: nothing starts unconfined
-            broken = error
-        while True:
-            starts, sandbox, done = self._jobs.get()
-            if broken is not None:
-                done.set_exception(broken)
-                continue
-            try:
-                done.set_result(_start_all(starts, sandbox))
-            except Exception as error:
-                done.set_exception(error)
-
-
-_STARTERS: dict[int, ConfinedStarter] = {}  # by id of a lasting sandbox (never freed)
-_STARTERS_LOCK = threading.Lock()
 
 
 def popen_group(argv: list[str], **options: Any) -> subprocess.Popen[Any]:

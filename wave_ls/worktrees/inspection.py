@@ -203,10 +203,12 @@ class _ScratchPool:
                 self._base = Path(tempfile.mkdtemp(prefix="wave-git-"))
                 self._free.clear()
                 atexit.register(shutil.rmtree, self._base, True)
-            for key in (git_dir, *self._free):
-                free = self._free.get(key, [])
+            for key in [git_dir, *self._free]:
+                free = self._free.pop(key, [])
                 while free:
                     scratch = free.pop()
+                    if free:
+                        self._free[key] = free
                     if scratch.path.is_dir():
                         return scratch if key == git_dir else _Scratch(scratch.path)
             return _Scratch(Path(tempfile.mkdtemp(dir=self._base)))
@@ -232,8 +234,8 @@ def _tidied(scratch: _Scratch) -> _Scratch:
 
 
 def _refresh(scratch: _Scratch, head: bytes, dirs: WorktreeDirs) -> None:
-    """Write into the pooled ``scratch`` the ``HEAD``, ``commondir`` and index of ``dirs``
-    that it does not hold yet."""
+    """Write into ``scratch`` the ``HEAD``, ``commondir`` and index of ``dirs`` that it does
+    not hold yet (all of them into a new one)."""
     path = scratch.path
     if scratch.head != head or not (path / "HEAD").is_file():
         (path / "HEAD").write_bytes(head)
@@ -271,14 +273,10 @@ def scratch_git_dir(
     check_dirs(dirs)
     head = read_head_file(dirs.git_dir)
     pooled = None if objects else _tidied(_pool.take(dirs.git_dir))
-    scratch = pooled.path if pooled else Path(tempfile.mkdtemp(prefix="wave-git-"))
+    held = pooled or _Scratch(Path(tempfile.mkdtemp(prefix="wave-git-")))
+    scratch = held.path
     try:
-        if pooled is not None:
-            _refresh(pooled, head, dirs)
-        else:
-            (scratch / "HEAD").write_bytes(head)
-            (scratch / "commondir").write_text(f"{dirs.common}\n", encoding="utf-8")
-            copy_regular_file(dirs.git_dir / "index", scratch / "index", MAX_INDEX_BYTES)
+        _refresh(held, head, dirs)
         env = {
             "GIT_DIR": str(scratch),
             "GIT_COMMON_DIR": str(dirs.common),

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wave_ls.runtime.sandbox.bubblewrap import bwrap_argv, bwrap_offline_path, bwrap_path
+from wave_ls.runtime.sandbox.confined_thread import ConfinedThread
 from wave_ls.runtime.sandbox.landlock import (
     NETWORK_ABI,
     LandlockError,
@@ -108,9 +109,10 @@ class Confinement:
     preexec: Callable[[], None] | None = None
     # Confines the calling thread instead (Landlock): see ``processes.popen_confined``.
     restrict_thread: Callable[[], None] | None = None
-    # Kept for the whole process (``read_only_confinement``): ``close`` keeps it usable,
-    # and its commands start from one thread confined once.
+    # Kept for the whole process (``read_only_confinement``): ``close`` keeps it usable.
     lasting: bool = False
+    # With Landlock, a lasting one's commands start from this one thread confined once.
+    confined_thread: ConfinedThread | None = field(default=None, repr=False)
     env: dict[str, str] = field(default_factory=dict)
     advice: str = ""
     _wrap: Callable[[list[str]], list[str]] = field(default=lambda argv: argv, repr=False)
@@ -297,12 +299,14 @@ _READ_ONLY: dict[str, Confinement] = {}
 def read_only_confinement() -> Confinement:
     """A sandbox whose commands may write nothing (but ``/dev``): one for the whole process
     (``lasting``), for our own read-only git in worktrees an agent wrote: no ruleset and no
-    confined thread is made per command (issue 30)."""
+    confined thread is made per command (``confined_thread.py``, issue 30)."""
     key = _forced()
     box = _READ_ONLY.get(key)
     if box is None:
         box = _READ_ONLY[key] = confinement(())
         box.lasting = True
+        if box.restrict_thread is not None:
+            box.confined_thread = ConfinedThread(box.restrict_thread)
     return box
 
 
