@@ -7,8 +7,13 @@ process (a zero-latency model: the round is then almost all client).
 
 1. Per round: the main agent's first request, as wave-ls builds it, sent again and again by a
    bare HTTP client (``http.client``, reading the event stream to ``[DONE]``) and by wave-ls's
-   ``OpenAIModelClient``, one right after the other; wave-ls's added time is the median of
-   the paired differences. Target (issue 27): under 5 ms, and under 2 % of the round.
+   ``OpenAIModelClient``, one right after the other, through a relay in front of the server
+   (``timing_relay.py``, its own process) that timestamps each request's last byte and the
+   ``[DONE]`` it passes on: a round's client-side time is the rest of its wall time, which
+   the server's own jitter (tens of ms a round against llama-server) does not touch.
+   wave-ls's added time is the median of the paired differences of client-side times.
+   Target (issue 27): under 5 ms, and under 2 % of the round. Also printed: the wall-time
+   difference and the CPU time beyond the bare client's (spent as tokens arrive).
 2. The first request of a main agent and of a subagent (Explore): JSON bytes and tokens (the
    server's count with llama-server, else a quarter of the characters). Target: at most
    today's (27.7 KB for the main agent, issue 27); Claude Code 2.1 sends 78 KB.
@@ -35,6 +40,7 @@ from typing import Any
 
 from common import (
     MODEL,
+    PYTHON,
     FakeModelProcess,
     figure,
     heading,
@@ -196,31 +202,93 @@ async def first_requests(base_url: str, model: str, root: Path) -> tuple[Stopwat
     return main, sub
 
 
-async def per_round(
-    base_url: str, request: ModelRequest, rounds: int
-) -> tuple[list[float], list[float], float]:
-    """Paired times (ms) of the same request, the bare client's and wave-ls's, and the CPU
-    time (ms of this process) wave-ls spends per round beyond the bare client's: the part
-    of the added time that the server's own jitter (tens of ms a round) cannot hide."""
-    ours = OpenAIModelClient(base_url, "bench-key", max_retries=0)
-    params = {**request.params, "max_tokens": MAX_TOKENS, "temperature": 0}
-    request = ModelRequest(request.model, request.messages, request.tools, params)
-    body = wire_body(request)
-    bare_round(base_url, body)  # warm: connections, llama.cpp's prompt cache
-    await ours.complete(request)
-    bare_ms: list[float] = []
-    ours_ms: list[float] = []
-    bare_cpu = ours_cpu = 0.0
-    for _ in range(rounds):
-        started, cpu = time.perf_counter(), time.process_time()
-        bare_round(base_url, body)
-        bare_ms.append((time.perf_counter() - started) * 1000)
-        bare_cpu += time.process_time() - cpu
-        started, cpu = time.perf_counter(), time.process_time()
-        await ours.complete(request, lambda _delta: None)
-        ours_ms.append((time.perf_counter() - started) * 1000)
-        ours_cpu += time.process_time() - cpu
-    return bare_ms, ours_ms, (ours_cpu - bare_cpu) / rounds * 1000
+class TimingRelay:
+    """``timing_relay.py`` in its own process, in front of the endpoint: ``own(sent,
+    returned)`` is a round's client-side time, the server's part taken out."""
+
+    def __init__(self, base_url: str) -> None:
+        url = urllib.parse.urlsplit(base_url)
+        script = Path(__file__).with_name("timing_relay.py")
+        command = [PYTHON, str(script), url.hostname or "127.0.0.1", str(url.port)]
+        self._process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        assert self._process.stdout is not None
+        self._lines = self._process.stdout
+        port = int(self._lines.readline().split()[-1])
+        self.base_url = f"{url.scheme}://127.0.0.1:{port}{url.path}"
+
+    def own(self, sent: float, returned: float) -> tuple[float, float]:
+        """Milliseconds of the round that were the client's (until its request's last byte
+        reached the relay, and after the relay passed on ``[DONE]``) and the server's (from
+        that last byte to ``[DONE]``)."""
+        last, done = (float(value) for value in self._lines.readline().split())
+        return ((last - sent) + (returned - done)) * 1000, (done - last) * 1000
+
+    def close(self) -> None:
+        self._process.terminate()
+        self._process.wait(10)
+
+
+class Rounds:
+    """Paired rounds of one request, the bare client's and wave-ls's (ms each)."""
+
+    def __init__(self) -> None:
+        self.bare_ms: list[float] = []
+        self.ours_ms: list[float] = []
+        self.bare_own_ms: list[float] = []
+        self.ours_own_ms: list[float] = []
+        self.bare_server_ms: list[float] = []
+        self.ours_server_ms: list[float] = []
+        self.added_cpu_ms = 0.0
+
+    def added(self) -> float:
+        """wave-ls's own time beyond the bare client's, the median of the pairs."""
+        pairs = zip(self.ours_own_ms, self.bare_own_ms, strict=True)
+        return statistics.median(ours - bare for ours, bare in pairs)
+
+    def added_wall(self) -> float:
+        pairs = zip(self.ours_ms, self.bare_ms, strict=True)
+        return statistics.median(ours - bare for ours, bare in pairs)
+
+
+async def per_round(base_url: str, request: ModelRequest, rounds: int) -> Rounds:
+    """The same request sent by the bare client and by wave-ls, one right after the other,
+    through a ``TimingRelay``: each round's client-side time (what the round's wall time
+    shows only under the server's own jitter, tens of ms a round against llama-server), its
+    wall time, and the CPU time (ms of this process) wave-ls spends per round beyond the
+    bare client's."""
+    relay = TimingRelay(base_url)
+    try:
+        ours = OpenAIModelClient(relay.base_url, "bench-key", max_retries=0)
+        params = {**request.params, "max_tokens": MAX_TOKENS, "temperature": 0}
+        request = ModelRequest(request.model, request.messages, request.tools, params)
+        body = wire_body(request)
+        bare_round(relay.base_url, body)  # warm: connections, llama.cpp's prompt cache
+        relay.own(0, 0)
+        await ours.complete(request)
+        relay.own(0, 0)
+        result = Rounds()
+        bare_cpu = ours_cpu = 0.0
+        for _ in range(rounds):
+            started, cpu = time.perf_counter(), time.process_time()
+            bare_round(relay.base_url, body)
+            ended = time.perf_counter()
+            bare_cpu += time.process_time() - cpu
+            result.bare_ms.append((ended - started) * 1000)
+            own, server = relay.own(started, ended)
+            result.bare_own_ms.append(own)
+            result.bare_server_ms.append(server)
+            started, cpu = time.perf_counter(), time.process_time()
+            await ours.complete(request, lambda _delta: None)
+            ended = time.perf_counter()
+            ours_cpu += time.process_time() - cpu
+            result.ours_ms.append((ended - started) * 1000)
+            own, server = relay.own(started, ended)
+            result.ours_own_ms.append(own)
+            result.ours_server_ms.append(server)
+        result.added_cpu_ms = (ours_cpu - bare_cpu) / rounds * 1000
+        return result
+    finally:
+        relay.close()
 
 
 class FsyncClock:
@@ -299,18 +367,32 @@ async def main() -> int:
         figure("a subagent's (Explore) first request", sub_kb, "KB", main_kb)
         figure("a subagent's first request, tokens", sub_requests.usage[0], "tokens")
 
-        bare_ms, ours_ms, added_cpu = await per_round(base_url, first, rounds)
-        added = statistics.median(o - b for o, b in zip(ours_ms, bare_ms, strict=True))
-        round_ms = statistics.median(bare_ms)
+        measured = await per_round(base_url, first, rounds)
+        added = measured.added()
+        round_ms = statistics.median(measured.bare_ms)
         figure("wave-ls's time added per round", added, "ms", ROUND_TARGET_MS)
         # Against a zero-latency model the share says nothing: a target only for a real one.
         share_target = ROUND_TARGET_SHARE * 100 if real else None
         figure("  as a share of the round", added / round_ms * 100, "%", share_target)
         note(
             f"{rounds} paired rounds of the main agent's first request, max_tokens {MAX_TOKENS}; "
-            f"the bare round's median: {round_ms:.1f} ms"
+            f"the bare round's median: {round_ms:.1f} ms; client-side time (until the request's "
+            "last byte reached a relay in front of the server, after it passed on [DONE]): bare "
+            f"{statistics.median(measured.bare_own_ms):.2f} ms, wave-ls "
+            f"{statistics.median(measured.ours_own_ms):.2f} ms"
         )
-        figure("  of it, CPU time beyond the bare client's", added_cpu, "ms", ROUND_TARGET_MS)
+        note(
+            f"the rounds' wall times differ by {measured.added_wall():+.1f} ms (median; the "
+            "server's jitter included); the server's part (the request's last byte to [DONE]): "
+            f"bare {statistics.median(measured.bare_server_ms):.1f} ms, wave-ls "
+            f"{statistics.median(measured.ours_server_ms):.1f} ms"
+        )
+        figure("  CPU time beyond the bare client's", measured.added_cpu_ms, "ms")
+        note(
+            "spent as each token arrives (asyncio, httpcore, h11 and httpx wake up per token), "
+            "while the next one is awaited: it delays no token, and the last one's part is in "
+            "the added time above"
+        )
 
         tries = 1 if options.quick else 3  # against llama-server a summary of 200 takes minutes
         runs = [
