@@ -21,6 +21,7 @@ MISS); non-zero only when it could not run.
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import tempfile
 import time
@@ -132,10 +133,11 @@ async def main(quick: bool) -> int:
     with tempfile.TemporaryDirectory(prefix="wave-bench-bg-") as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         home.mkdir()
-        # Ten (five) subagents at once measure parallelism, not the default bound of 4 a
-        # session runs at once (agent.maxConcurrent, issue 27): the bound is lifted here.
+        # Twenty (five) subagents at once measure parallelism, not the default bound of 4 a
+        # session runs at once (agent.maxConcurrent, issue 27): the bound is lifted to all.
         (home / ".wave").mkdir()
-        (home / ".wave" / "settings.json").write_text('{"agent": {"maxConcurrent": 10}}')
+        settings = {"agent": {"maxConcurrent": many}}
+        (home / ".wave" / "settings.json").write_text(json.dumps(settings))
         (project / "src").mkdir(parents=True)
         for k in range(10):
             (project / "src" / f"m{k}.py").write_text("x = 1\n")
