@@ -170,6 +170,18 @@ def test_removed_agent_disappears() -> None:
     assert "Plan" not in labels(complete("", remaining, FILES), "agent")
 
 
+def test_an_edited_agent_is_found_by_its_new_description_beside_the_unchanged_ones() -> None:
+    # A renewed catalog holds the unchanged definitions again and a new one for the edit.
+    assert labels(complete("diffs", AGENTS, FILES), "agent") == ["acme:reviewer"]
+    edited = Agent("acme:reviewer", "Audits licences for the acme plugin.")
+    renewed = [edited if agent.name == "acme:reviewer" else agent for agent in AGENTS]
+    assert labels(complete("diffs", renewed, FILES), "agent") == []
+    assert labels(complete("licences", renewed, FILES), "agent") == ["acme:reviewer"]
+    assert labels(complete("plan", renewed, FILES), "agent") == ["Plan"]
+    details = {item.label: item.detail for item in complete("", renewed, FILES)}
+    assert details["acme:reviewer"] == "Audits licences for the acme plugin."
+
+
 def test_large_workspace_is_fast() -> None:
     agents = [Agent(f"agent-{n}", f"helps with topic {n} and tests") for n in range(1000)]
     files = FileIndex(f"pkg{n % 50}/module_{n}/file_{n}.py" for n in range(20_000))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Literal, Protocol
 
 from wave_ls.chat_input.file_index import FileIndex, find_lines, join_lines
@@ -108,28 +109,20 @@ class AgentIndex:
     form. ``rows`` are (name, description, the form to insert, colour)."""
 
     def __init__(self, agents: Sequence[AgentLike]) -> None:
-        rows = sorted(
-            (
-                (agent.name.lower(), agent.name, agent.description, _color(agent), _path(agent))
-                for agent in agents
-            ),
-            key=lambda row: (row[0], row[1]),
-        )
-        forms = [mention_form(name) for _, name, _, _, _ in rows]
-        unique = _unique_forms((row[1], form) for row, form in zip(rows, forms, strict=True))
+        entries = sorted(map(_entry, agents), key=itemgetter(0, 1))
+        unique = _unique_forms(entry[8:] for entry in entries)
+        kept = [entry for entry in entries if entry[1] == entry[5] or entry[8] in unique]
         self.rows = [
-            (name, text, form, color, path)
-            for (_, name, text, color, path), form in zip(rows, forms, strict=True)
-            if form == name or form.casefold() in unique
+            (name, text, form, color, path) for _, name, text, color, path, form, *_ in kept
         ]
         # Matched on what a mention holds (the form: `@Python-Ex` finds `Python Expert`).
-        lowered = [form.lower() for _, _, form, _, _ in self.rows]
-        self._names, self._name_starts = join_lines(lowered)
-        self._short, self._short_starts = join_lines(name.rsplit(":", 1)[-1] for name in lowered)
-        # A query never holds whitespace, so a description's line breaks cannot be matched.
-        self._texts, self._text_starts = join_lines(
-            text.lower().replace("\n", " ") for _, text, _, _, _ in self.rows
-        )
+        self._names, self._name_starts = join_lines(entry[6] for entry in kept)
+        self._short, self._short_starts = join_lines(entry[6].rsplit(":", 1)[-1] for entry in kept)
+        self._texts, self._text_starts = join_lines(entry[7] for entry in kept)
+        if len(_ENTRIES) > 2 * len(agents) + _KEPT_ENTRIES:  # agents gone since
+            alive = {id(agent) for agent in agents}
+            for key in [key for key in list(_ENTRIES) if key not in alive]:
+                _ENTRIES.pop(key, None)
 
     def search(self, query: str, limit: int) -> list[tuple[int, int]]:
         """Up to `limit` (rank, row) matches, best rank first, then by name: name prefix (a
@@ -158,12 +151,45 @@ class AgentIndex:
         return list(_by_rank(seen))
 
 
-def _unique_forms(named: Iterable[tuple[str, str]]) -> set[str]:
+# What the index needs of one agent: (name lowercased, name, description, colour, path,
+# mention form, form lowercased, description lowercased on one line, form case-folded,
+# name case-folded). Kept per agent object: a sweep that renews a catalog of 5,000 agents
+# after one file changed reuses the other 4,999 definitions, and working this out for
+# each was most of the ~10 ms the renewal held the GIL while requests waited (issue 30).
+_Entry = tuple[str, str, str, str | None, str | None, str, str, str, str, str]
+_ENTRIES: dict[int, tuple[AgentLike, _Entry]] = {}
+_KEPT_ENTRIES = 1_000  # beyond twice the agents indexed last, entries of gone agents go
+
+
+def _entry(agent: AgentLike) -> _Entry:
+    known = _ENTRIES.get(id(agent))
+    if known is not None and known[0] is agent:
+        return known[1]
+    name, text = agent.name, agent.description
+    form = mention_form(name)
+    entry = (
+        name.lower(),
+        name,
+        text,
+        _color(agent),
+        _path(agent),
+        form,
+        form.lower(),
+        text.lower().replace("\n", " "),  # a query never holds whitespace
+        form.casefold(),
+        name.casefold(),
+    )
+    _ENTRIES[id(agent)] = (agent, entry)
+    return entry
+
+
+def _unique_forms(named: Iterable[Sequence[str]]) -> set[str]:
     """The case-folded mention forms that only one agent answers to (by its name or its
-    form), as ``mentions.mention_reminder`` resolves them; ``named`` is (name, form)."""
+    form), as ``mentions.mention_reminder`` resolves them; ``named`` is (form, name),
+    both case-folded."""
     count: dict[str, int] = {}
-    for name, form in named:
-        for key in {name.casefold(), form.casefold()}:
+    for form, name in named:
+        for key in {form, name}:
             count[key] = count.get(key, 0) + 1
     return {key for key, seen in count.items() if seen == 1}
 
