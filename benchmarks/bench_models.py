@@ -33,7 +33,7 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -228,64 +228,73 @@ class TimingRelay:
         self._process.wait(10)
 
 
-class Rounds:
-    """Paired rounds of one request, the bare client's and wave-ls's (ms each)."""
+class Side:
+    """One client's rounds: wall, client-side and server-side times (ms each)."""
 
     def __init__(self) -> None:
-        self.bare_ms: list[float] = []
-        self.ours_ms: list[float] = []
-        self.bare_own_ms: list[float] = []
-        self.ours_own_ms: list[float] = []
-        self.bare_server_ms: list[float] = []
-        self.ours_server_ms: list[float] = []
-        self.added_cpu_ms = 0.0
+        self.wall_ms: list[float] = []
+        self.own_ms: list[float] = []
+        self.server_ms: list[float] = []
+        self.cpu_s = 0.0
+
+    async def round(self, send: Callable[[], Awaitable[object]], relay: TimingRelay) -> None:
+        started, cpu = time.perf_counter(), time.process_time()
+        await send()
+        ended = time.perf_counter()
+        self.cpu_s += time.process_time() - cpu
+        self.wall_ms.append((ended - started) * 1000)
+        own, server = relay.own(started, ended)
+        self.own_ms.append(own)
+        self.server_ms.append(server)
+
+
+class Rounds:
+    """Paired rounds of one request, the bare client's and wave-ls's."""
+
+    def __init__(self) -> None:
+        self.bare = Side()
+        self.ours = Side()
 
     def added(self) -> float:
         """wave-ls's own time beyond the bare client's, the median of the pairs."""
-        pairs = zip(self.ours_own_ms, self.bare_own_ms, strict=True)
-        return statistics.median(ours - bare for ours, bare in pairs)
+        return _paired(self.ours.own_ms, self.bare.own_ms)
 
     def added_wall(self) -> float:
-        pairs = zip(self.ours_ms, self.bare_ms, strict=True)
-        return statistics.median(ours - bare for ours, bare in pairs)
+        return _paired(self.ours.wall_ms, self.bare.wall_ms)
+
+    def added_cpu_ms(self) -> float:
+        return (self.ours.cpu_s - self.bare.cpu_s) / len(self.bare.wall_ms) * 1000
+
+
+def _paired(ours: list[float], bare: list[float]) -> float:
+    return statistics.median(o - b for o, b in zip(ours, bare, strict=True))
 
 
 async def per_round(base_url: str, request: ModelRequest, rounds: int) -> Rounds:
     """The same request sent by the bare client and by wave-ls, one right after the other,
     through a ``TimingRelay``: each round's client-side time (what the round's wall time
     shows only under the server's own jitter, tens of ms a round against llama-server), its
-    wall time, and the CPU time (ms of this process) wave-ls spends per round beyond the
-    bare client's."""
+    wall time, and the CPU time (of this process) each spends."""
     relay = TimingRelay(base_url)
     try:
         ours = OpenAIModelClient(relay.base_url, "bench-key", max_retries=0)
         params = {**request.params, "max_tokens": MAX_TOKENS, "temperature": 0}
         request = ModelRequest(request.model, request.messages, request.tools, params)
         body = wire_body(request)
-        bare_round(relay.base_url, body)  # warm: connections, llama.cpp's prompt cache
-        relay.own(0, 0)
-        await ours.complete(request)
-        relay.own(0, 0)
-        result = Rounds()
-        bare_cpu = ours_cpu = 0.0
-        for _ in range(rounds):
-            started, cpu = time.perf_counter(), time.process_time()
+
+        async def bare() -> None:
             bare_round(relay.base_url, body)
-            ended = time.perf_counter()
-            bare_cpu += time.process_time() - cpu
-            result.bare_ms.append((ended - started) * 1000)
-            own, server = relay.own(started, ended)
-            result.bare_own_ms.append(own)
-            result.bare_server_ms.append(server)
-            started, cpu = time.perf_counter(), time.process_time()
+
+        async def wave_ls() -> None:
             await ours.complete(request, lambda _delta: None)
-            ended = time.perf_counter()
-            ours_cpu += time.process_time() - cpu
-            result.ours_ms.append((ended - started) * 1000)
-            own, server = relay.own(started, ended)
-            result.ours_own_ms.append(own)
-            result.ours_server_ms.append(server)
-        result.added_cpu_ms = (ours_cpu - bare_cpu) / rounds * 1000
+
+        warm = Rounds()  # connections, llama.cpp's prompt cache
+        await warm.bare.round(bare, relay)
+        await warm.ours.round(wave_ls, relay)
+        result = Rounds()
+        for _ in range(rounds):
+            await result.bare.round(bare, relay)
+            await result.ours.round(wave_ls, relay)
         return result
     finally:
         relay.close()
@@ -369,7 +378,7 @@ async def main() -> int:
 
         measured = await per_round(base_url, first, rounds)
         added = measured.added()
-        round_ms = statistics.median(measured.bare_ms)
+        round_ms = statistics.median(measured.bare.wall_ms)
         figure("wave-ls's time added per round", added, "ms", ROUND_TARGET_MS)
         # Against a zero-latency model the share says nothing: a target only for a real one.
         share_target = ROUND_TARGET_SHARE * 100 if real else None
@@ -378,16 +387,16 @@ async def main() -> int:
             f"{rounds} paired rounds of the main agent's first request, max_tokens {MAX_TOKENS}; "
             f"the bare round's median: {round_ms:.1f} ms; client-side time (until the request's "
             "last byte reached a relay in front of the server, after it passed on [DONE]): bare "
-            f"{statistics.median(measured.bare_own_ms):.2f} ms, wave-ls "
-            f"{statistics.median(measured.ours_own_ms):.2f} ms"
+            f"{statistics.median(measured.bare.own_ms):.2f} ms, wave-ls "
+            f"{statistics.median(measured.ours.own_ms):.2f} ms"
         )
         note(
             f"the rounds' wall times differ by {measured.added_wall():+.1f} ms (median; the "
             "server's jitter included); the server's part (the request's last byte to [DONE]): "
-            f"bare {statistics.median(measured.bare_server_ms):.1f} ms, wave-ls "
-            f"{statistics.median(measured.ours_server_ms):.1f} ms"
+            f"bare {statistics.median(measured.bare.server_ms):.1f} ms, wave-ls "
+            f"{statistics.median(measured.ours.server_ms):.1f} ms"
         )
-        figure("  CPU time beyond the bare client's", measured.added_cpu_ms, "ms")
+        figure("  CPU time beyond the bare client's", measured.added_cpu_ms(), "ms")
         note(
             "spent as each token arrives (asyncio, httpcore, h11 and httpx wake up per token), "
             "while the next one is awaited: it delays no token, and the last one's part is in "
