@@ -89,6 +89,24 @@ def test_run_leaves_a_complete_transcript_after_its_fast_exit(
     assert transcript.stem in json.dumps(index)
 
 
+def test_the_fast_exit_passes_over_a_worktree_module_still_being_imported() -> None:
+    # The isolation loader's thread (worktrees.workspace.load_isolation_soon) may still be
+    # importing the worktree records module when a short run ends: the module is then in
+    # sys.modules with its body not yet run, and has written nothing to wait for.
+    script = (
+        "import sys, types\n"
+        "name = 'wave_ls.worktrees.registry_file'\n"
+        "sys.modules[name] = types.ModuleType(name)\n"
+        "from wave_ls.cli.main import exit_settled\n"
+        "print('settled', flush=True)\n"
+        "exit_settled(0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "settled\n", "")
+
+
 def test_run_with_an_agent_mention_reminds_the_model(
     fake_model: FakeModelServer, home: Path, project: Path
 ) -> None:

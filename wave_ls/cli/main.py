@@ -148,9 +148,13 @@ def exit_settled(code: int) -> NoReturn:
     finished, which closed its transcripts, worktrees and processes, and shut down the
     loop's worker threads): flush, then skip the interpreter's teardown, which after the
     openai SDK's import spends 150-300 ms on garbage collection that nobody waits for."""
+    # Worktree records written in the background. The module is never imported here: it is
+    # absent, loaded, or still being loaded by the isolation loader's thread
+    # (worktrees.workspace.load_isolation_soon), and then has written nothing.
     registry = sys.modules.get("wave_ls.worktrees.registry_file")
-    if registry is not None:  # worktree records written in the background (never imported here)
-        registry.settle()
+    settle = getattr(registry, "settle", None)
+    if settle is not None:
+        settle()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:
