@@ -11,10 +11,14 @@ request's delay when a server takes 5 s to start.
 2. Over LSP (a real ``wave-ls``, the offline model in its own process): from
    ``wave/chat/send`` to the model's first request, with a server defined that takes 5 s to
    start and with none, interleaved; the difference is the delay (target: none).
+3. Over LSP (issue 30): the main agent's request with a server of 50 tools (the test
+   server's 10 and ``--many 40``) against none, in KB; and the first request of a subagent
+   whose ``tools`` names no MCP tool: none of their schemas (checked), <= 7 KB.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import statistics
 import sys
@@ -26,6 +30,7 @@ from typing import Any
 
 from common import (
     FakeModelProcess,
+    check,
     figure,
     heading,
     model_script,
@@ -34,6 +39,7 @@ from common import (
     run_async,
     server_env,
     wave_server,
+    write_agent,
 )
 
 from wave_ls.runtime.core import (
@@ -172,10 +178,96 @@ async def first_request_delay(pairs: int) -> None:
     )
 
 
+MANY_TOOLS = 50  # the test server's 10 and 40 lookups
+LISTER_SYSTEM = "You list files for the bench."
+
+
+async def fifty_tools_cost(tries: int) -> None:
+    """Over LSP: the main agent's request with a server of 50 tools against none, and the
+    first request of a subagent whose ``tools`` list names none of them."""
+    heading(f"what {MANY_TOOLS} MCP tools cost a request")
+    agent = {"subagent_type": "lister", "description": "list", "prompt": "list-task: files"}
+    routes: list[dict[str, Any]] = [
+        {
+            "match": "delegate-now",
+            "steps": [
+                {"content": "", "tool_calls": [{"name": "Agent", "arguments": agent}]},
+                {"content": "done"},
+            ],
+        },
+        {"match": "list-task", "system": LISTER_SYSTEM, "steps": [{"content": "listed"}]},
+        {"match": "hello", "steps": [{"content": "hi"}]},
+    ]
+    sizes: dict[bool, float] = {}
+    with FakeModelProcess(model_script(routes)) as model:
+        for many in (False, True):
+            home = Path(tempfile.mkdtemp(prefix="wave-bench-mcp-home-"))
+            project = Path(tempfile.mkdtemp(prefix="wave-bench-mcp-project-"))
+            write_agent(
+                home / ".wave" / "agents", "lister", "Lists files.", LISTER_SYSTEM, "Read, Grep"
+            )
+            if many:
+                args = [str(SERVER), "--many", str(MANY_TOOLS - 10)]
+                settings = {"mcpServers": {"many": {**STDIO, "args": args}}}
+                (home / ".wave" / "settings.json").write_text(json.dumps(settings))
+            async with wave_server(server_env(home, **model.env())) as client:
+                session = await client.request("wave/session/new", {"cwd": str(project)})
+                sid = session["sessionId"]
+                body: dict[str, Any] = {}
+                for _ in range(tries):  # until the server's tools are in (it starts meanwhile)
+                    model.reset()
+                    await client.request("wave/chat/send", {"sessionId": sid, "text": "hello"})
+                    body = model.records()[0]["body"]
+                    mcp = [t for t in body.get("tools", []) if _name(t).startswith("mcp__")]
+                    if len(mcp) == MANY_TOOLS or not many:
+                        break
+                    await asyncio.sleep(0.1)
+                sizes[many] = len(json.dumps(body).encode()) / 1000
+                if many:
+                    check(
+                        f"the main agent's request holds the {MANY_TOOLS} MCP tools",
+                        len(mcp) == MANY_TOOLS,
+                        f"{len(mcp)} of them",
+                    )
+                    model.reset()
+                    await client.request(
+                        "wave/chat/send", {"sessionId": sid, "text": "delegate-now"}
+                    )
+                    [sub] = [
+                        r["body"]
+                        for r in model.records()
+                        if LISTER_SYSTEM in str(r["body"]["messages"][0].get("content"))
+                    ][:1]
+                    names = [_name(t) for t in sub.get("tools", [])]
+                    check(
+                        "a subagent whose tools name no MCP tool gets none of their schemas",
+                        not any(name.startswith("mcp__") for name in names),
+                        f"its tools: {', '.join(names)}",
+                    )
+                    figure(
+                        "that subagent's first request",
+                        len(json.dumps(sub).encode()) / 1000,
+                        "KB",
+                        7.0,
+                    )
+                await client.request("wave/session/close", {"sessionId": sid})
+    figure(f"the main agent's request with {MANY_TOOLS} MCP tools", sizes[True], "KB")
+    note(
+        f"{sizes[False]:.1f} KB without: the {MANY_TOOLS} schemas add "
+        f"{sizes[True] - sizes[False]:.1f} KB (~{(sizes[True] - sizes[False]) * 250:.0f} tokens "
+        "at 4 characters a token); Claude Code 2.1 sends 78.3 KB before any"
+    )
+
+
+def _name(tool: dict[str, Any]) -> str:
+    return str(tool.get("function", {}).get("name", ""))
+
+
 async def main() -> int:
     options = parse_options(__doc__)
     await call_overhead(batches=4 if options.quick else 10, per_batch=20 if options.quick else 50)
     await first_request_delay(pairs=1 if options.quick else 3)
+    await fifty_tools_cost(tries=100)
     return 0
 
 

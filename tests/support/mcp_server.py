@@ -1,11 +1,13 @@
 """A real MCP server for the tests, written with the ``mcp`` SDK (``MCPServer``, FastMCP's
-name in mcp 2): ``python tests/support/mcp_server.py [--http PORT | --sse PORT] [--start-delay S]``.
+name in mcp 2): ``python tests/support/mcp_server.py [--http PORT | --sse PORT] [--start-delay S]
+[--many N]``.
 
 Tools: ``echo`` (text back), ``peek`` (annotated ``readOnlyHint: true``), ``slow``
 (sleeps), ``fail`` (an ``isError`` result), ``crash`` (the process exits mid-call),
 ``pid`` (its process id), ``garbage`` (writes a line that is no MCP message, then answers),
 ``env`` (an environment variable's value), ``grow`` (adds a tool and says the list
-changed), ``picture`` (an image and text). One resource: ``note://hello``.
+changed), ``picture`` (an image and text). One resource: ``note://hello``. ``--many N`` adds
+N more tools (``lookup_1`` ...: a path and a limit, as a typical server's), for benchmarks.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import base64
 import os
 import sys
 import time
+from collections.abc import Callable
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -91,12 +94,31 @@ def hello() -> str:
     return "hello from a resource"
 
 
+def add_lookups(count: int) -> None:
+    """``lookup_1`` ... ``lookup_<count>``: tools shaped like a typical server's."""
+    for number in range(1, count + 1):
+        description = (
+            f"Look up entries of kind {number} under a path in the project's catalogue and "
+            "return up to `limit` of them, newest first."
+        )
+        server.tool(name=f"lookup_{number}", description=description)(_lookup(number))
+
+
+def _lookup(number: int) -> Callable[[str, int], str]:
+    def lookup(path: str, limit: int = 20) -> str:
+        return f"lookup {number}: {path} (up to {limit})"
+
+    return lookup
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int, default=None)
     parser.add_argument("--sse", type=int, default=None)
     parser.add_argument("--start-delay", type=float, default=0.0)
+    parser.add_argument("--many", type=int, default=0)
     options = parser.parse_args()
+    add_lookups(options.many)
     time.sleep(options.start_delay)  # the behaviour asked for: a server slow to start
     if options.http is not None:
         server.run("streamable-http", host="127.0.0.1", port=options.http)
