@@ -134,3 +134,95 @@ def test_the_parse_cache_reaches_the_disk_when_watching_stops(
     registry.stop_watching()
     entries = json.loads(cache.read_text(encoding="utf-8"))["entries"]
     assert any("Written later" in json.dumps(entry) for entry in entries)
+
+
+def test_an_edited_file_renews_the_catalog_in_place_and_a_renamed_agent_merges_it_again(
+    registry: AgentRegistry, project: Path
+) -> None:
+    # An editor saving one agent file of thousands: the catalog is the old one with that
+    # definition replaced (the others are the same objects), not merged again from every
+    # file; a file that now names another agent is a change of names, merged again.
+    folder = project / ".wave" / "agents"
+    for i in range(300):
+        write(folder, f"agent-{i:03d}", f"Words {i:03d}")
+    before = registry.load(project)
+    merges = registry.merge_count
+
+    write(folder, "agent-007", "Later words")
+    registry.sweep()
+    after = registry.load(project)
+    assert description(after, "agent-007") == "Later words"
+    assert after.names() == before.names()
+    assert [a is b for a, b in zip(before.agents, after.agents, strict=True)].count(False) == 1
+    assert registry.merge_count == merges
+
+    (folder / "agent-008.md").write_text(AGENT.format(name="renamed", description="New name"))
+    registry.sweep()
+    renamed = registry.load(project)
+    assert description(renamed, "renamed") == "New name"
+    assert renamed.get("agent-008") is None
+    assert description(renamed, "agent-007") == "Later words"
+    assert registry.merge_count == merges + 1
+
+
+def test_an_edit_in_place_keeps_what_wins_over_the_edited_file(
+    registry: AgentRegistry, home: Path, project: Path
+) -> None:
+    # The user's `alpha` is shadowed by the project's; in one directory the first file by
+    # name wins a duplicate name. Editing the file that loses changes neither winner.
+    mine = home / ".wave" / "agents"
+    ours = project / ".wave" / "agents"
+    write(mine, "alpha", "The user's alpha")
+    write(ours, "alpha", "The project's alpha")
+    (ours / "b-dup.md").write_text(AGENT.format(name="dup", description="First by name"))
+    (ours / "c-dup.md").write_text(AGENT.format(name="dup", description="Second by name"))
+    catalog = registry.load(project)
+    assert (description(catalog, "alpha"), description(catalog, "dup")) == (
+        "The project's alpha",
+        "First by name",
+    )
+    duplicate = [p for p in catalog.problems if p.path == str(ours / "c-dup.md")]
+    assert duplicate and "duplicate name 'dup'" in duplicate[0].message
+
+    write(mine, "alpha", "The user's alpha, edited")
+    (ours / "c-dup.md").write_text(AGENT.format(name="dup", description="Second, edited"))
+    registry.sweep()
+    catalog = registry.load(project)
+    assert (description(catalog, "alpha"), description(catalog, "dup")) == (
+        "The project's alpha",
+        "First by name",
+    )
+    assert [p for p in catalog.problems if p.path == str(ours / "c-dup.md")] == duplicate
+
+    write(ours, "alpha", "The project's alpha, edited")
+    (ours / "b-dup.md").write_text(AGENT.format(name="dup", description="First, edited"))
+    registry.sweep()
+    catalog = registry.load(project)
+    assert (description(catalog, "alpha"), description(catalog, "dup")) == (
+        "The project's alpha, edited",
+        "First, edited",
+    )
+
+
+def test_an_edit_that_adds_or_removes_a_warning_shows_in_the_problems(
+    registry: AgentRegistry, project: Path
+) -> None:
+    folder = project / ".wave" / "agents"
+    path = write(folder, "alpha", "First words")
+    write(folder, "beta", "Other words")
+    assert registry.load(project).problems == ()
+
+    path.write_text(
+        AGENT.format(name="alpha", description="Words").replace(
+            "---\nBody", "maxTurns: lots\n---\nBody"
+        )
+    )
+    registry.sweep()
+    catalog = registry.load(project)
+    assert description(catalog, "alpha") == "Words"
+    assert [(p.path, p.line, p.severity) for p in catalog.problems] == [(str(path), 4, "warning")]
+
+    write(folder, "alpha", "Clean again")
+    registry.sweep()
+    catalog = registry.load(project)
+    assert (description(catalog, "alpha"), catalog.problems) == ("Clean again", ())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from wave_ls.chat_input.completion import Candidate, complete
+from wave_ls.chat_input.completion import MAX_RENEWED, AgentIndex, Candidate, complete
 from wave_ls.chat_input.file_index import FileIndex
 from wave_ls.chat_input.mentions import find_agent_mentions, find_file_mentions
 
@@ -180,6 +180,44 @@ def test_an_edited_agent_is_found_by_its_new_description_beside_the_unchanged_on
     assert labels(complete("plan", renewed, FILES), "agent") == ["Plan"]
     details = {item.label: item.detail for item in complete("", renewed, FILES)}
     assert details["acme:reviewer"] == "Audits licences for the acme plugin."
+
+
+def test_an_index_renewed_after_edits_answers_as_one_built_afresh() -> None:
+    # A sweep renews the index from the last one when only a few agents were replaced by
+    # ones of the same names (an edited file): rows and matches must be those of a new one,
+    # for a mentionable name, one written in its mention form and one no mention reaches.
+    agents = [
+        *(Agent(f"agent-{n:03d}", f"Helps with topic {n:03d}.") for n in range(200)),
+        Agent("Data Wizard", "Shapes tables."),  # offered as Data-Wizard
+        Agent("Python Expert", "Knows Python."),  # Python-Expert is another agent's name:
+        Agent("Python-Expert", "Knows it too."),  # only that one is offered
+    ]
+    edits = {
+        "agent-007": "Audits licences.",
+        "agent-150": "Helps with topic 150, and more.",
+        "Data Wizard": "Reshapes frames.",
+        "Python Expert": "Audits snakes.",
+    }
+    edited = [Agent(a.name, edits[a.name]) if a.name in edits else a for a in agents]
+    renewed = AgentIndex(agents).renewed(edited)
+    fresh = AgentIndex(edited)
+    assert renewed is not None and renewed.agents is edited
+    assert renewed.rows == fresh.rows
+    for query in ["", "agent-0", "licences", "topic 15", "frames", "shapes", "snakes", "python"]:
+        assert renewed.search(query, 50) == fresh.search(query, 50), query
+    assert [renewed.rows[row][0] for _, row in renewed.search("audits", 50)] == ["agent-007"]
+
+
+def test_an_index_is_built_afresh_when_names_change_or_many_agents_do() -> None:
+    agents = [Agent(f"agent-{n:03d}", f"Helps with topic {n:03d}.") for n in range(200)]
+    index = AgentIndex(agents)
+    renamed = [Agent("zeta", a.description) if a.name == "agent-001" else a for a in agents]
+    assert index.renewed(renamed) is None
+    assert index.renewed(agents[:-1]) is None
+    many = [Agent(a.name, "Edited.") for a in agents[: MAX_RENEWED + 1]] + agents[MAX_RENEWED + 1 :]
+    assert index.renewed(many) is None
+    assert labels(complete("zeta", renamed, FILES), "agent") == ["zeta"]
+    assert len(labels(complete("edited", many, FILES), "agent")) == 50  # the group's cap
 
 
 def test_large_workspace_is_fast() -> None:

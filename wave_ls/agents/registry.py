@@ -19,6 +19,7 @@ its index).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import itertools
@@ -30,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Literal
 
@@ -73,6 +75,8 @@ _NAME_KEY = re.compile(r"^name\s*:", re.MULTILINE)
 # An agent file is a prompt: a larger one is a mistake, and is not read at all.
 MAX_FILE_BYTES = 1024 * 1024
 
+_IS_RACY = attrgetter("racy")
+
 Stamp = tuple[int, int, int, int]  # (mtime_ns, ctime_ns, size, inode)
 # "load" (unwatched): list the directory and stat every file, at most once a second while
 # the directory is unchanged. "quick" (watched): list the directory only when its stamp
@@ -99,6 +103,10 @@ class _CachedDir:
     scanned_ns: int = 0
     racy: bool = False  # a file changed so recently that its stamp cannot be trusted yet
     racy_dir: bool = False  # the same for the directory's own mtime (its listing)
+    # What changed since generation ``base`` when only files' contents did (the listing is
+    # the same): each such file's outcome before and after. None when files came or went.
+    edits: tuple[tuple[ParsedFile, ParsedFile], ...] | None = None
+    base: int = -1
 
 
 @dataclass
@@ -111,6 +119,13 @@ class _Loaded:
     problems: tuple[Problem, ...]
     generations: tuple[int, ...]
     used_ns: int  # monotonic time of the last ``load``
+    positions: dict[str, int] | None = None  # each agent's index in the catalog, once asked
+
+    def position(self, name: str) -> int | None:
+        """Where the agent called ``name`` is in the catalog, or None."""
+        if self.positions is None:
+            self.positions = {agent.name: at for at, agent in enumerate(self.catalog.agents)}
+        return self.positions.get(name)
 
 
 class AgentRegistry:
@@ -139,6 +154,9 @@ class AgentRegistry:
         """How many files were parsed so far (a cache miss each); for tests and benchmarks."""
         self.sweep_count = 0
         """How many background sweeps ran; for tests and benchmarks."""
+        self.merge_count = 0
+        """How many catalogs were merged from all their files (a catalog whose files were
+        only edited is renewed in place instead); for tests and benchmarks."""
         self._listeners: list[Callable[[AgentCatalog], object]] = []
         self._renewal_listeners: list[Callable[[], object]] = []
         self._renewals = 0  # catalogs replaced by newer ones (counted under the lock)
@@ -234,6 +252,25 @@ class AgentRegistry:
         if previous is not None and previous.key == key:
             previous.used_ns = used
             return previous
+        edited = _edited(previous, key, dirs, problems, scanned) if previous else None
+        loaded = edited or self._merged(key, dirs, problems, scanned)
+        loaded.used_ns = used
+        if sweeping:  # what requests will need of it is made before they can see it
+            self._tell(self._listeners, loaded.catalog)
+        if previous is not None:
+            self._renewals += 1
+        self._catalogs[cwd] = loaded
+        return loaded
+
+    def _merged(
+        self,
+        key: tuple[object, ...],
+        dirs: list[AgentDir],
+        problems: list[Problem],
+        scanned: list[tuple[AgentDir, _CachedDir]],
+    ) -> _Loaded:
+        """The catalog made from every directory's files."""
+        self.merge_count += 1
         layers = []
         # One layer per agents directory with its subdirectories: one name per tree.
         for _tree, group in itertools.groupby(scanned, key=lambda pair: pair[0].tree):
@@ -243,20 +280,14 @@ class AgentRegistry:
             )
             listing = [cached.problem for cached in cached_dirs if cached.problem is not None]
             layers.append((definitions, [*listing, *layer_problems]))
-        loaded = _Loaded(
+        return _Loaded(
             key,
             merge_layers(layers, problems),
             tuple(dirs),
             tuple(problems),
             tuple(cached.generation for _, cached in scanned),
-            used,
+            0,
         )
-        if sweeping:  # what requests will need of it is made before they can see it
-            self._tell(self._listeners, loaded.catalog)
-        if previous is not None:
-            self._renewals += 1
-        self._catalogs[cwd] = loaded
-        return loaded
 
     def _scan(self, agent_dir: AgentDir, mode: Mode) -> _CachedDir:
         """Bring the cache of one directory up to date with the disk (see ``Mode``)."""
@@ -278,27 +309,39 @@ class AgentRegistry:
             new = [name for name in named if name not in old.files and _is_agent_file(name)]
             if new:  # reported, but the directory's mtime did not move (a coarse clock)
                 listing = sorted([*listing, *new])
-        files: dict[str, _CachedFile] = {}
-        changed = problem != old.problem or listing != list(old.files)
+        listed_again = problem != old.problem or listing != list(old.files)
         racy_too = mode == "load"  # watched, the sweep re-reads racy files
-        for name in listing:
+        files: dict[str, _CachedFile] = {}
+        to_check = listing
+        if not (listed_again or every or racy_too):  # only the named files can have changed
+            files = dict(old.files)
+            to_check = sorted(named.intersection(files))
+        edits: list[tuple[ParsedFile, ParsedFile]] | None = None if listed_again else []
+        for name in to_check:
             entry = old.files.get(name)
             if entry is not None and not (every or name in named or (racy_too and entry.racy)):
                 files[name] = entry
                 continue
             fresh = self._check_file(agent_dir, agent_dir.directory / name, entry, now)
-            if fresh is not None:
+            if fresh is None:
+                files.pop(name, None)
+            else:
                 files[name] = fresh
-            if fresh is None or entry is None or fresh.parsed is not entry.parsed:
-                changed = True
-        if changed:
+            if fresh is not None and entry is not None:
+                if fresh.parsed is not entry.parsed and edits is not None:
+                    edits.append((entry.parsed, fresh.parsed))
+            else:
+                edits = None  # a file came or went
+        if listed_again or edits is None or edits:
             self._generation += 1
             generation = self._generation
         else:
             generation, problem = old.generation, old.problem
         racy_dir = dir_stamp is not None and dir_stamp[0] >= now - RACY_WINDOW_NS
-        racy = any(entry.racy for entry in files.values())
+        racy = any(map(_IS_RACY, files.values()))
         fresh_dir = _CachedDir(files, generation, problem, dir_stamp, now, racy, racy_dir)
+        if generation != old.generation and edits is not None:
+            fresh_dir.edits, fresh_dir.base = tuple(edits), old.generation
         self._dirs[agent_dir] = fresh_dir
         return fresh_dir
 
@@ -508,6 +551,49 @@ class AgentRegistry:
                 log.exception("sweeping the agent files failed")
             busy = (time.thread_time() - started) * SWEEP_DUTY
             pause = min(max(interval, busy), max(interval, MAX_SWEEP_PAUSE))
+
+
+def _edited(
+    previous: _Loaded,
+    key: tuple[object, ...],
+    dirs: list[AgentDir],
+    problems: list[Problem],
+    scanned: list[tuple[AgentDir, _CachedDir]],
+) -> _Loaded | None:
+    """``previous`` with the definitions of the files edited since put in place, when that
+    is all that changed: the same directories and files, and each edited file still
+    defining the agent of the same name (the one in the catalog) with the same problems.
+    Else None: merge the layers again. An editor saving one file of 5,000 then costs a copy
+    of the catalog's tuple instead of a merge and a sort that `@` completion requests
+    waited behind (they share the GIL with the sweep; issue 30)."""
+    if previous.dirs != tuple(dirs) or previous.problems != tuple(problems):
+        return None
+    agents = list(previous.catalog.agents)
+    for (_, cached), generation in zip(scanned, previous.generations, strict=True):
+        if cached.generation == generation:
+            continue
+        if cached.edits is None or cached.base != generation:
+            return None
+        for before, after in cached.edits:
+            old, new = before.definition, after.definition
+            if (
+                old is None
+                or new is None
+                or old.name != new.name
+                or before.problems != after.problems
+                or before.name_line != after.name_line
+            ):
+                return None
+            at = previous.position(old.name)
+            if at is None or agents[at] is not old:
+                return None  # another scope's or another file's definition wins
+            agents[at] = new
+    return dataclasses.replace(
+        previous,
+        key=key,
+        catalog=AgentCatalog(tuple(agents), previous.catalog.problems),
+        generations=tuple(cached.generation for _, cached in scanned),
+    )
 
 
 def _restamped(directory: Path, files: Mapping[str, _CachedFile]) -> list[str]:

@@ -8,10 +8,13 @@ list works too but is indexed on every call). The LSP adapter turns a `Candidate
 
 from __future__ import annotations
 
+import copy
 import heapq
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import compress, islice
+from operator import is_not, itemgetter
 from typing import Literal, Protocol
 
 from wave_ls.chat_input.file_index import FileIndex, find_lines, join_lines
@@ -106,23 +109,51 @@ class AgentIndex:
 
     A name a mention cannot hold (Claude Code allows `.` and spaces) is offered when its
     `mention_form` names only it, as the mention parser reads it; the item inserts that
-    form. ``rows`` are (name, description, the form to insert, colour)."""
+    form. ``rows`` are (name, description, the form to insert, colour, path); ``agents``
+    the sequence it was made of."""
 
     def __init__(self, agents: Sequence[AgentLike]) -> None:
-        entries = sorted(map(_entry, agents), key=itemgetter(0, 1))
-        unique = _unique_forms(entry[8:] for entry in entries)
-        kept = [entry for entry in entries if entry[1] == entry[5] or entry[8] in unique]
-        self.rows = [
-            (name, text, form, color, path) for _, name, text, color, path, form, *_ in kept
-        ]
+        self.agents = agents
+        entries = list(map(_entry, agents))
+        sort_keys = list(map(_SORT_KEY, entries))
+        order = sorted(range(len(entries)), key=sort_keys.__getitem__)
+        unique = _unique_forms(map(_FOLDED, entries))
+        kept = [at for at in order if entries[at][1] == entries[at][5] or entries[at][8] in unique]
+        self._row_of = dict(zip(kept, itertools.count()))  # by position in ``agents``
+        self.rows = [_row(entries[at]) for at in kept]
         # Matched on what a mention holds (the form: `@Python-Ex` finds `Python Expert`).
-        self._names, self._name_starts = join_lines(entry[6] for entry in kept)
-        self._short, self._short_starts = join_lines(entry[6].rsplit(":", 1)[-1] for entry in kept)
-        self._texts, self._text_starts = join_lines(entry[7] for entry in kept)
-        if len(_ENTRIES) > 2 * len(agents) + _KEPT_ENTRIES:  # agents gone since
-            alive = {id(agent) for agent in agents}
-            for key in [key for key in list(_ENTRIES) if key not in alive]:
-                _ENTRIES.pop(key, None)
+        forms = [entries[at][6] for at in kept]
+        self._names, self._name_starts = join_lines(forms)
+        self._short, self._short_starts = join_lines(form.rsplit(":", 1)[-1] for form in forms)
+        self._lowered = [entries[at][7] for at in kept]
+        self._texts, self._text_starts = join_lines(self._lowered)
+        _forget_gone(agents)
+
+    def renewed(self, agents: Sequence[AgentLike]) -> AgentIndex | None:
+        """The index of ``agents`` made from this one, when ``agents`` is this index's
+        sequence with at most ``MAX_RENEWED`` agents replaced by ones of the same names (an
+        edited file: a description, a colour); None when more changed. Saving one file of
+        5,000 then costs a comparison in C and one row, not a new index that `@`
+        completion requests waited behind (issue 30)."""
+        before = self.agents
+        if len(agents) != len(before):
+            return None
+        changed = list(
+            islice(compress(itertools.count(), map(is_not, before, agents)), MAX_RENEWED + 1)
+        )
+        if len(changed) > MAX_RENEWED or any(agents[at].name != before[at].name for at in changed):
+            return None
+        index = copy.copy(self)
+        index.agents, index.rows, index._lowered = agents, list(self.rows), list(self._lowered)
+        for at in changed:
+            row = self._row_of.get(at)
+            if row is not None:  # else not mentionable by its name, as before (the same name)
+                entry = _entry(agents[at])
+                index.rows[row], index._lowered[row] = _row(entry), entry[7]
+        if index._lowered != self._lowered:
+            index._texts, index._text_starts = join_lines(index._lowered)
+        _forget_gone(agents)
+        return index
 
     def search(self, query: str, limit: int) -> list[tuple[int, int]]:
         """Up to `limit` (rank, row) matches, best rank first, then by name: name prefix (a
@@ -159,6 +190,9 @@ class AgentIndex:
 _Entry = tuple[str, str, str, str | None, str | None, str, str, str, str, str]
 _ENTRIES: dict[int, tuple[AgentLike, _Entry]] = {}
 _KEPT_ENTRIES = 1_000  # beyond twice the agents indexed last, entries of gone agents go
+MAX_RENEWED = 64  # agents replaced at once that `AgentIndex.renewed` still takes
+_SORT_KEY = itemgetter(0, 1)
+_FOLDED = itemgetter(8, 9)
 
 
 def _entry(agent: AgentLike) -> _Entry:
@@ -183,6 +217,18 @@ def _entry(agent: AgentLike) -> _Entry:
     return entry
 
 
+def _row(entry: _Entry) -> tuple[str, str, str, str | None, str | None]:
+    return entry[1], entry[2], entry[5], entry[3], entry[4]
+
+
+def _forget_gone(agents: Sequence[AgentLike]) -> None:
+    """Drop the entries of agents no longer indexed, once they outnumber those that are."""
+    if len(_ENTRIES) > 2 * len(agents) + _KEPT_ENTRIES:
+        alive = {id(agent) for agent in agents}
+        for key in [key for key in list(_ENTRIES) if key not in alive]:
+            _ENTRIES.pop(key, None)
+
+
 def _unique_forms(named: Iterable[Sequence[str]]) -> set[str]:
     """The case-folded mention forms that only one agent answers to (by its name or its
     form), as ``mentions.mention_reminder`` resolves them; ``named`` is (form, name),
@@ -198,20 +244,23 @@ def _by_rank(seen: dict[int, int]) -> list[tuple[int, int]]:
     return [(rank, row) for row, rank in seen.items()]
 
 
-_INDEXES: list[tuple[Sequence[AgentLike], AgentIndex]] = []  # newest first
+_INDEXES: list[AgentIndex] = []  # newest first
 _KEPT_INDEXES = 4  # a few working folders (sessions in worktrees) at once
 
 
 def agent_index(agents: Sequence[AgentLike]) -> AgentIndex:
     """The index of `agents`, kept while the same sequence object is passed in (the
-    registry hands out the same catalog while nothing changed). Thread-safe."""
-    for seen, index in list(_INDEXES):
-        if seen is agents:
+    registry hands out the same catalog while nothing changed), renewed from a kept one
+    when only a few agents were replaced. Thread-safe."""
+    kept = list(_INDEXES)
+    for index in kept:
+        if index.agents is agents:
             return index
-    index = AgentIndex(agents)
-    _INDEXES.insert(0, (agents, index))
+    renewed = (index.renewed(agents) for index in kept)
+    fresh = next((index for index in renewed if index is not None), None) or AgentIndex(agents)
+    _INDEXES.insert(0, fresh)
     del _INDEXES[_KEPT_INDEXES:]
-    return index
+    return fresh
 
 
 def _agent_candidates(query: str, agents: Sequence[AgentLike], limit: int) -> list[Candidate]:

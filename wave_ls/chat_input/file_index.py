@@ -14,7 +14,8 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import islice
+from itertools import accumulate, islice, repeat
+from operator import add
 from typing import overload
 
 # Ranks of a path match, best first.
@@ -273,12 +274,8 @@ def join_lines(entries: Iterable[str]) -> tuple[str, array[int]]:
     """`"\\n" + "\\n".join(entries) + "\\n"` and the offset where each entry starts, plus
     one past the end (so entry `i` is `joined[starts[i] : starts[i + 1] - 1]`)."""
     parts = list(entries)
-    starts = array("i", [0]) * (len(parts) + 1)
-    position = 1
-    for index, entry in enumerate(parts):
-        starts[index] = position
-        position += len(entry) + 1
-    starts[len(parts)] = position
+    # Each entry starts one past the end of the one before it (in C: no loop here).
+    starts = array("i", accumulate(map(add, map(len, parts), repeat(1)), initial=1))
     return "\n" + "\n".join(parts) + "\n", starts
 
 
