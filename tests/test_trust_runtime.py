@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -132,3 +134,48 @@ def test_only_records_wave_ls_sealed_are_read(
     registry_file.record_path(project, "c").write_text(json.dumps(changed))
     assert registry_file.read_records(project) == [record]
     assert registry_file.read_record(project, "c") is None
+
+
+def test_agent_files_that_hold_nothing_back_are_judged_without_reading_the_index(
+    tmp_path: Path, home: Path
+) -> None:
+    # Most repositories commit agent files without hooks: nothing to hold back, so what git
+    # tracks is never asked (no index read, dulwich's index reader not even imported).
+    plain = "---\nname: {0}\ndescription: Plain.\n---\nBody.\n"
+    repo = init_repo(
+        tmp_path / "r",
+        {
+            ".wave/agents/reviewer.md": plain.format("reviewer"),
+            ".claude/agents/team/tester.md": plain.format("tester"),
+            ".mcp.json": "{}",
+        },
+    )
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from wave_ls.runtime.trust import trust_status\n"
+        f"status = trust_status(Path({str(repo)!r}), Path({str(home)!r}))\n"
+        "print(status.held_back, 'dulwich.index' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "() False\n", "")
+
+
+def test_a_committed_agent_with_hooks_is_held_back_at_any_depth_and_an_untracked_one_is_not(
+    tmp_path: Path, home: Path
+) -> None:
+    hooks = "---\nname: {0}\ndescription: D.\nhooks:\n  Stop: []\n---\nBody.\n"
+    repo = init_repo(
+        tmp_path / "r",
+        {
+            ".wave/agents/plain.md": "---\nname: plain\ndescription: D.\n---\nB.\n",
+            ".claude/agents/team/deep/hooked.md": hooks.format("hooked"),
+        },
+    )
+    (repo / ".wave" / "agents" / "mine.md").write_text(hooks.format("mine"))  # not committed
+    status = trust_status(repo, home)
+    assert [(item.kind, item.path.relative_to(repo).as_posix()) for item in status.held_back] == [
+        ("agentHooks", ".claude/agents/team/deep/hooked.md")
+    ]

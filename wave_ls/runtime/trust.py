@@ -23,6 +23,7 @@ trust did not exist.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,9 @@ AGENT_DIRS = (".wave/agents", ".claude/agents")
 REGISTRY_DIR = ".wave/worktrees/.registry"
 MCP_JSON = ".mcp.json"
 MAX_AGENT_BYTES = 1024 * 1024
+# How much of an agents folder is read to rule out anything held back without the index.
+MAX_SCANNED_AGENT_FILES = 2_000
+MAX_SCANNED_DEPTH = 8
 MAX_JSON_BYTES = 4 * 1024 * 1024
 # Modes that allow more than the default asks for; plan and dontAsk allow less.
 LOOSER_MODES = frozenset({"acceptEdits", "bypassPermissions"})
@@ -145,12 +149,16 @@ def held_back(folder: Path, home: Path) -> list[HeldBack]:
             items.append(
                 HeldBack(key, layer.path, f"'{key}' in a committed settings file: {reason}")
             )
+    # What git tracks is asked only about files whose content would be held back: most
+    # repositories hold none, and reading the index (dulwich's import, a large index) was
+    # the biggest part of `wave-ls run`'s start that was ours (issue 30).
     for directory in AGENT_DIRS:
-        for path in tracked_under(folder, directory):
-            if path.suffix == ".md":
-                items.extend(_agent_items(path))
+        if not _no_agent_item_on_disk(folder / directory):
+            for path in tracked_under(folder, directory):
+                if path.suffix == ".md":
+                    items.extend(_agent_items(path))
     mcp = folder / MCP_JSON
-    if from_repository(mcp) and _json_object(mcp).get("mcpServers"):
+    if _json_object(mcp).get("mcpServers") and from_repository(mcp):
         items.append(
             HeldBack(
                 "mcpJson",
@@ -159,7 +167,9 @@ def held_back(folder: Path, home: Path) -> list[HeldBack]:
             )
         )
     project = trust_root(folder)
-    for path in tracked_under(project, REGISTRY_DIR):
+    # A record that is not on disk is used by nothing: no folder, no records to hold back.
+    records = tracked_under(project, REGISTRY_DIR) if (project / REGISTRY_DIR).is_dir() else []
+    for path in records:
         if path.suffix == ".json" and not record_is_sealed(path, _json_object(path), home):
             items.append(
                 HeldBack(
@@ -203,6 +213,34 @@ def _agent_items(path: Path) -> list[HeldBack]:
             )
         )
     return items
+
+
+def _no_agent_item_on_disk(top: Path) -> bool:
+    """Whether no Markdown file under ``top`` (links followed, as a path in the index
+    reaches a file) has anything ``_agent_items`` holds back: then no tracked one has.
+    False when ``top`` holds more than ``MAX_SCANNED_AGENT_FILES`` files or
+    ``MAX_SCANNED_DEPTH`` levels (the index decides)."""
+    if not top.is_dir():
+        return True
+    seen: set[tuple[int, int]] = set()
+    files = 0
+    for directory, subdirs, names in os.walk(top, followlinks=True):
+        here = Path(directory)
+        try:
+            info = here.stat()
+        except OSError:
+            subdirs.clear()
+            continue
+        if (info.st_dev, info.st_ino) in seen:  # a loop of links, or a second way in
+            subdirs.clear()
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        files += len(names)
+        if files > MAX_SCANNED_AGENT_FILES or len(here.relative_to(top).parts) > MAX_SCANNED_DEPTH:
+            return False
+        if any(_agent_items(here / name) for name in names if name.endswith(".md")):
+            return False
+    return True
 
 
 def agent_frontmatter_keys(path: Path) -> dict[str, str]:
