@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import copy
 import heapq
-import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import compress, islice
+from itertools import compress, count, islice
 from operator import is_not, itemgetter
 from typing import Literal, Protocol
 
@@ -119,7 +118,7 @@ class AgentIndex:
         order = sorted(range(len(entries)), key=sort_keys.__getitem__)
         unique = _unique_forms(map(_FOLDED, entries))
         kept = [at for at in order if entries[at][1] == entries[at][5] or entries[at][8] in unique]
-        self._row_of = dict(zip(kept, itertools.count()))  # by position in ``agents``
+        self._row_of = dict(zip(kept, count()))  # by position in ``agents``
         self.rows = [_row(entries[at]) for at in kept]
         # Matched on what a mention holds (the form: `@Python-Ex` finds `Python Expert`).
         forms = [entries[at][6] for at in kept]
@@ -138,9 +137,7 @@ class AgentIndex:
         before = self.agents
         if len(agents) != len(before):
             return None
-        changed = list(
-            islice(compress(itertools.count(), map(is_not, before, agents)), MAX_RENEWED + 1)
-        )
+        changed = list(islice(compress(count(), map(is_not, before, agents)), MAX_RENEWED + 1))
         if len(changed) > MAX_RENEWED or any(agents[at].name != before[at].name for at in changed):
             return None
         index = copy.copy(self)
