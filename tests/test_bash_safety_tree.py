@@ -5,8 +5,6 @@ generated command that the old check refused is allowed."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import pytest
@@ -16,6 +14,7 @@ from hypothesis import strategies as st
 from tests import test_bash_network, test_permissions
 from tests.support import bash_safety_reference as reference
 from tests.support.bash_shapes import ARGS, HARM, REDIRECTS, WRAPPERS, bypass_shapes
+from tests.support.python_probe import run_python
 from wave_ls.runtime.bash_safety import is_read_only_command, network_reason
 
 # Allowed by the hand-written check, and harmful in bash 5.2 (a reviewer ran each): what
@@ -347,10 +346,8 @@ def test_tree_sitter_is_imported_on_first_use_only() -> None:
         "print('tree_sitter' in sys.modules); "
         "p.is_read_only_command('ls'); print('tree_sitter' in sys.modules)"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
-    ).stdout.split()
-    assert out == ["False", "True"]
+    done = run_python(code)
+    assert (done.returncode, done.stdout.split()) == (0, ["False", "True"]), done.stderr
 
 
 def test_a_command_over_16_kb_is_refused_unread() -> None:
@@ -385,6 +382,6 @@ def test_characters_that_crash_tree_sitter_bash_are_not_parsed() -> None:
         "for _ in range(20): assert not f('a{\\U000d65d9')[0]\n"
         "print(f('echo \\U0001f600')[1])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = run_python(code)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "the character U+1F600 is not read"

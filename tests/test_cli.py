@@ -13,6 +13,7 @@ from pathlib import Path
 
 from tests.support.fake_model import FakeModelServer, call, reply, route
 from tests.support.lsp import server_env
+from tests.support.python_probe import run_python
 
 
 def stray_processes_of(done: subprocess.CompletedProcess[str]) -> list[str]:
@@ -101,9 +102,7 @@ def test_the_fast_exit_passes_over_a_worktree_module_still_being_imported() -> N
         "print('settled', flush=True)\n"
         "exit_settled(0)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_python(script)
     assert (done.returncode, done.stdout, done.stderr) == (0, "settled\n", "")
 
 
@@ -218,9 +217,7 @@ def test_each_subcommand_parses_its_own_arguments_and_serving_imports_none(
         "['--log-level', 'run', '--stdio']); "
         "print(args.command, args.log_level, sorted(m for m in sys.modules if '_cmd' in m))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=server_env(home), capture_output=True, text=True
-    )
+    done = run_python(probe, env=server_env(home))
     assert done.stdout.split() == ["None", "run", "[]"], done.stderr
     # A subcommand still gets its own options, and its help lists them.
     run_help = wave_ls("run", "--help", env=server_env(home)).stdout

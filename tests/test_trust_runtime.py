@@ -8,8 +8,6 @@ import json
 import os
 import shutil
 import stat
-import subprocess
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -19,6 +17,7 @@ import pytest
 
 from tests.support.git_repos import git, init_repo
 from tests.support.hostile_repo import HostileRepo, hostile_repo
+from tests.support.python_probe import run_python
 from wave_ls.runtime import record_seal
 from wave_ls.runtime.project_settings import load_layers
 from wave_ls.runtime.trust import from_repository, is_trusted, set_trust, trust_status
@@ -157,9 +156,7 @@ def test_agent_files_that_hold_nothing_back_are_judged_without_reading_the_index
         f"status = trust_status(Path({str(repo)!r}), Path({str(home)!r}))\n"
         "print(status.held_back, 'dulwich.index' in sys.modules)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
-    )
+    done = run_python(script)
     assert (done.returncode, done.stdout, done.stderr) == (0, "() False\n", "")
 
 

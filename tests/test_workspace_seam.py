@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests import test_isolation_lifecycle as lifecycle
 from tests.support.git_repos import git
+from tests.support.python_probe import run_python
 from wave_ls.runtime.core import ToolContext
 from wave_ls.subagents.record import DelegationRecord
 from wave_ls.worktrees import IsolationError, WorktreeManager, create_isolated_worktree, layout
@@ -207,7 +206,5 @@ def test_what_isolation_imports_loads_once_a_parent_request_is_out() -> None:
         "    print(before, at_once, loaded())\n"
         "asyncio.run(main())\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
-    )
-    assert done.stdout.strip() == "False False True", done.stderr
+    done = run_python(probe)
+    assert (done.returncode, done.stdout.strip()) == (0, "False False True"), done.stderr
