@@ -3,6 +3,7 @@ instead of parsing them again, and never recalls a file that changed."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -52,3 +53,23 @@ def test_a_broken_cache_file_is_ignored(home: Path, project: Path) -> None:
     registry = AgentRegistry(home)
     assert registry.load(project).get("alpha") is not None
     assert registry.parse_count >= 1
+
+
+def test_each_file_keeps_one_entry_however_often_it_is_saved(home: Path, project: Path) -> None:
+    # An editor saving an agent file again and again: its entry is replaced each time, so
+    # the cache holds one per file (it grew by one per save, and a full one took ~0.5 s
+    # to load at every start); a new registry recalls the last outcome.
+    folder = project / ".wave" / "agents"
+    write(folder, "alpha")
+    path = write(folder, "beta")
+    for n in range(5):
+        path.write_text(AGENT.format(name=f"beta{n}"), encoding="utf-8")
+        os.utime(path, (path.stat().st_mtime - 3600,) * 2)
+        AgentRegistry(home).load(project)
+    saved = json.loads((home / CACHE_FILE).read_text(encoding="utf-8"))["entries"]
+    project_files = sorted(key[0] for key, _ in saved if key[0].startswith(str(folder)))
+    assert project_files == [str(folder / "alpha.md"), str(path)]
+
+    again = AgentRegistry(home)
+    assert again.load(project).get("beta4") is not None
+    assert again.parse_count == 0
