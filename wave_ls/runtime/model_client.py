@@ -54,7 +54,7 @@ CONNECT_TIMEOUT = 5.0
 # After the stream's [DONE], how long the rest of the body may take (see _drain), and how
 # long the round waits for it before answering anyway (the drain goes on in the background).
 DRAIN_SECONDS = 1.0
-DRAIN_GRACE_SECONDS = 0.002
+DRAIN_GRACE_SECONDS = 0.0005
 DEFAULT_DEADLINE = 600.0
 # Parameters a request may lose when the endpoint rejects them (a subagent's ``effort``,
 # ``max_tokens`` where a model wants ``max_completion_tokens``, a ``temperature`` a reasoning
